@@ -1,0 +1,103 @@
+// The seam between a transport model and the Wormhole kernel (see DESIGN.md).
+//
+// A model (cpp/rdma) reports flow facts and tags the events it schedules with
+// the link they belong to. Nothing here depends on which SimulatorImpl runs:
+// with no listener installed (ns-3's DefaultSimulatorImpl) every call is a
+// single predictable branch, so the baseline pays next to nothing.
+#ifndef NS3_WORMHOLE_FLOW_SEAM_H
+#define NS3_WORMHOLE_FLOW_SEAM_H
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+/// Link ids are dense, 0..L-1, chosen by the model; kNoOwner marks events
+/// that belong to no link (application logic, global bookkeeping).
+constexpr uint32_t kNoOwner = 0xffffffffu;
+
+/// Owner tag read by the kernel in Schedule(). A plain global (not
+/// thread_local): ns-3's sequential kernels run events on one thread.
+inline uint32_t g_currentOwner = kNoOwner;
+
+/// Sets the owner for every Simulator::Schedule* inside its scope.
+class OwnerScope
+{
+  public:
+    explicit OwnerScope(uint32_t owner)
+        : m_saved(g_currentOwner)
+    {
+        g_currentOwner = owner;
+    }
+
+    ~OwnerScope()
+    {
+        g_currentOwner = m_saved;
+    }
+
+    OwnerScope(const OwnerScope&) = delete;
+    OwnerScope& operator=(const OwnerScope&) = delete;
+
+  private:
+    uint32_t m_saved;
+};
+
+/// What a model tells the kernel about its flows. Implemented by the kernel;
+/// the model calls it only through FlowSeam, which is a no-op when no kernel
+/// listens.
+class FlowListener
+{
+  public:
+    virtual ~FlowListener() = default;
+    virtual void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) = 0;
+    virtual void FlowRateSample(uint32_t flowId, double rateBps) = 0;
+    virtual void FlowFinished(uint32_t flowId) = 0;
+};
+
+/// What the kernel asks of a model when it skips a flow's partition: move the
+/// flow forward by `bytes` delivered bytes (sequence numbers and counters).
+class FlowCreditor
+{
+  public:
+    virtual ~FlowCreditor() = default;
+    virtual void CreditFlow(uint32_t flowId, uint64_t bytes) = 0;
+};
+
+/// Process-wide registry joining one model and one kernel.
+struct FlowSeam
+{
+    static inline FlowListener* listener = nullptr;
+    static inline FlowCreditor* creditor = nullptr;
+
+    static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
+    {
+        if (listener)
+        {
+            listener->FlowStarted(flowId, links, bytes);
+        }
+    }
+
+    static void RateSample(uint32_t flowId, double rateBps)
+    {
+        if (listener)
+        {
+            listener->FlowRateSample(flowId, rateBps);
+        }
+    }
+
+    static void Finished(uint32_t flowId)
+    {
+        if (listener)
+        {
+            listener->FlowFinished(flowId);
+        }
+    }
+};
+
+} // namespace wormhole
+} // namespace ns3
+
+#endif

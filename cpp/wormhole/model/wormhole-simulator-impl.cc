@@ -1,0 +1,363 @@
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/assert.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeSimulatorImpl");
+NS_OBJECT_ENSURE_REGISTERED(WormholeSimulatorImpl);
+
+namespace
+{
+// The kernel object is destroyed by Simulator::Destroy(); its counters are
+// copied here so they outlive it.
+WormholeKernelStats g_lastStats;
+const WormholeSimulatorImpl* g_live = nullptr;
+bool g_everCreated = false;
+} // namespace
+
+TypeId
+WormholeSimulatorImpl::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::WormholeSimulatorImpl")
+                            .SetParent<SimulatorImpl>()
+                            .SetGroupName("Wormhole")
+                            .AddConstructor<WormholeSimulatorImpl>();
+    return tid;
+}
+
+WormholeSimulatorImpl::WormholeSimulatorImpl()
+    : m_eventsWithContextEmpty(true),
+      m_stop(false),
+      m_uid(EventId::UID::VALID),
+      m_currentUid(EventId::UID::INVALID),
+      m_currentTs(0),
+      m_currentContext(Simulator::NO_CONTEXT),
+      m_unscheduledEvents(0),
+      m_mainThreadId(std::this_thread::get_id())
+{
+    NS_LOG_FUNCTION(this);
+    g_live = this;
+    g_everCreated = true;
+    g_lastStats = WormholeKernelStats{};
+}
+
+WormholeSimulatorImpl::~WormholeSimulatorImpl()
+{
+    if (g_live == this)
+    {
+        g_lastStats = m_stats;
+        g_live = nullptr;
+    }
+}
+
+void
+WormholeSimulatorImpl::DoDispose()
+{
+    NS_LOG_FUNCTION(this);
+    ProcessEventsWithContext();
+    if (m_events)
+    {
+        while (!m_events->IsEmpty())
+        {
+            Scheduler::Event next = m_events->RemoveNext();
+            next.impl->Unref();
+        }
+    }
+    m_events = nullptr;
+    if (g_live == this)
+    {
+        g_lastStats = m_stats;
+    }
+    SimulatorImpl::DoDispose();
+}
+
+void
+WormholeSimulatorImpl::Destroy()
+{
+    NS_LOG_FUNCTION(this);
+    while (!m_destroyEvents.empty())
+    {
+        Ptr<EventImpl> ev = m_destroyEvents.front().PeekEventImpl();
+        m_destroyEvents.pop_front();
+        NS_LOG_LOGIC("handle destroy " << ev);
+        if (!ev->IsCancelled())
+        {
+            ev->Invoke();
+        }
+    }
+}
+
+void
+WormholeSimulatorImpl::SetScheduler(ObjectFactory schedulerFactory)
+{
+    NS_LOG_FUNCTION(this << schedulerFactory);
+    Ptr<Scheduler> scheduler = schedulerFactory.Create<Scheduler>();
+    if (m_events)
+    {
+        while (!m_events->IsEmpty())
+        {
+            scheduler->Insert(m_events->RemoveNext());
+        }
+    }
+    m_events = scheduler;
+}
+
+uint32_t
+WormholeSimulatorImpl::GetSystemId() const
+{
+    return 0;
+}
+
+bool
+WormholeSimulatorImpl::IsMainThread() const
+{
+    return std::this_thread::get_id() == m_mainThreadId;
+}
+
+void
+WormholeSimulatorImpl::ProcessOneEvent()
+{
+    Scheduler::Event next = m_events->RemoveNext();
+    PreEventHook(EventId(next.impl, next.key.m_ts, next.key.m_context, next.key.m_uid));
+    NS_ASSERT(next.key.m_ts >= m_currentTs);
+    m_unscheduledEvents--;
+    m_stats.eventsExecuted++;
+    NS_LOG_LOGIC("handle " << next.key.m_ts);
+    m_currentTs = next.key.m_ts;
+    m_currentContext = next.key.m_context;
+    m_currentUid = next.key.m_uid;
+    next.impl->Invoke();
+    next.impl->Unref();
+    ProcessEventsWithContext();
+}
+
+bool
+WormholeSimulatorImpl::IsFinished() const
+{
+    return m_events->IsEmpty() || m_stop;
+}
+
+void
+WormholeSimulatorImpl::ProcessEventsWithContext()
+{
+    if (m_eventsWithContextEmpty)
+    {
+        return;
+    }
+    std::list<EventWithContext> pending;
+    {
+        std::unique_lock lock(m_eventsWithContextMutex);
+        pending.swap(m_eventsWithContext);
+        m_eventsWithContextEmpty = true;
+    }
+    for (const auto& ev : pending)
+    {
+        Insert(ev.event, m_currentTs + ev.delay, ev.context);
+    }
+}
+
+void
+WormholeSimulatorImpl::Run()
+{
+    NS_LOG_FUNCTION(this);
+    m_mainThreadId = std::this_thread::get_id();
+    ProcessEventsWithContext();
+    m_stop = false;
+    while (!m_events->IsEmpty() && !m_stop)
+    {
+        ProcessOneEvent();
+    }
+    NS_ASSERT(!m_events->IsEmpty() || m_unscheduledEvents == 0);
+}
+
+void
+WormholeSimulatorImpl::Stop()
+{
+    NS_LOG_FUNCTION(this);
+    m_stop = true;
+}
+
+EventId
+WormholeSimulatorImpl::Stop(const Time& delay)
+{
+    NS_LOG_FUNCTION(this << delay.GetTimeStep());
+    return Simulator::Schedule(delay, &Simulator::Stop);
+}
+
+EventId
+WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
+{
+    Scheduler::Event ev;
+    ev.impl = event;
+    ev.key.m_ts = ts;
+    ev.key.m_context = context;
+    ev.key.m_uid = m_uid;
+    m_uid++;
+    m_unscheduledEvents++;
+    m_stats.eventsScheduled++;
+    m_events->Insert(ev);
+    return EventId(event, ev.key.m_ts, ev.key.m_context, ev.key.m_uid);
+}
+
+EventId
+WormholeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
+{
+    NS_LOG_FUNCTION(this << delay.GetTimeStep() << event);
+    NS_ASSERT_MSG(IsMainThread(), "Simulator::Schedule Thread-unsafe invocation!");
+    NS_ASSERT_MSG(delay.IsPositive(), "WormholeSimulatorImpl::Schedule(): Negative delay");
+    Time tAbsolute = delay + TimeStep(m_currentTs);
+    return Insert(event, static_cast<uint64_t>(tAbsolute.GetTimeStep()), GetContext());
+}
+
+void
+WormholeSimulatorImpl::ScheduleWithContext(uint32_t context, const Time& delay, EventImpl* event)
+{
+    NS_LOG_FUNCTION(this << context << delay.GetTimeStep() << event);
+    if (IsMainThread())
+    {
+        Time tAbsolute = delay + TimeStep(m_currentTs);
+        Insert(event, static_cast<uint64_t>(tAbsolute.GetTimeStep()), context);
+    }
+    else
+    {
+        std::unique_lock lock(m_eventsWithContextMutex);
+        m_eventsWithContext.push_back({context, static_cast<uint64_t>(delay.GetTimeStep()), event});
+        m_eventsWithContextEmpty = false;
+    }
+}
+
+EventId
+WormholeSimulatorImpl::ScheduleNow(EventImpl* event)
+{
+    NS_ASSERT_MSG(IsMainThread(), "Simulator::ScheduleNow Thread-unsafe invocation!");
+    return Insert(event, m_currentTs, GetContext());
+}
+
+EventId
+WormholeSimulatorImpl::ScheduleDestroy(EventImpl* event)
+{
+    NS_ASSERT_MSG(IsMainThread(), "Simulator::ScheduleDestroy Thread-unsafe invocation!");
+    EventId id(Ptr<EventImpl>(event, false), m_currentTs, 0xffffffff, EventId::UID::DESTROY);
+    m_destroyEvents.push_back(id);
+    m_uid++;
+    return id;
+}
+
+Time
+WormholeSimulatorImpl::Now() const
+{
+    // Do not add function logging here, to avoid stack overflow (as ns-3 does).
+    return TimeStep(m_currentTs);
+}
+
+Time
+WormholeSimulatorImpl::GetDelayLeft(const EventId& id) const
+{
+    if (IsExpired(id))
+    {
+        return TimeStep(0);
+    }
+    return TimeStep(id.GetTs() - m_currentTs);
+}
+
+void
+WormholeSimulatorImpl::Remove(const EventId& id)
+{
+    if (id.GetUid() == EventId::UID::DESTROY)
+    {
+        // Destroy events are not in the scheduler; look for them in their list.
+        auto it = std::find(m_destroyEvents.begin(), m_destroyEvents.end(), id);
+        if (it != m_destroyEvents.end())
+        {
+            m_destroyEvents.erase(it);
+        }
+        id.PeekEventImpl()->Cancel();
+        return;
+    }
+    if (IsExpired(id))
+    {
+        return;
+    }
+    Scheduler::Event event;
+    event.impl = id.PeekEventImpl();
+    event.key.m_ts = id.GetTs();
+    event.key.m_context = id.GetContext();
+    event.key.m_uid = id.GetUid();
+    m_events->Remove(event);
+    event.impl->Cancel();
+    // Whenever we remove an event from the event list, we have to unref it.
+    event.impl->Unref();
+    m_unscheduledEvents--;
+    m_stats.eventsRemoved++;
+}
+
+void
+WormholeSimulatorImpl::Cancel(const EventId& id)
+{
+    if (!IsExpired(id))
+    {
+        id.PeekEventImpl()->Cancel();
+        m_stats.eventsCancelled++;
+    }
+}
+
+bool
+WormholeSimulatorImpl::IsExpired(const EventId& id) const
+{
+    if (id.GetUid() == EventId::UID::DESTROY)
+    {
+        if (id.PeekEventImpl() == nullptr || id.PeekEventImpl()->IsCancelled())
+        {
+            return true;
+        }
+        return std::find(m_destroyEvents.begin(), m_destroyEvents.end(), id) ==
+               m_destroyEvents.end();
+    }
+    return id.PeekEventImpl() == nullptr || id.GetTs() < m_currentTs ||
+           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) ||
+           id.PeekEventImpl()->IsCancelled();
+}
+
+Time
+WormholeSimulatorImpl::GetMaximumSimulationTime() const
+{
+    return TimeStep(0x7fffffffffffffffLL);
+}
+
+uint32_t
+WormholeSimulatorImpl::GetContext() const
+{
+    return m_currentContext;
+}
+
+uint64_t
+WormholeSimulatorImpl::GetEventCount() const
+{
+    return m_stats.eventsExecuted;
+}
+
+const WormholeKernelStats&
+WormholeSimulatorImpl::GetStats() const
+{
+    return m_stats;
+}
+
+WormholeKernelStats
+WormholeSimulatorImpl::LastStats()
+{
+    return g_live ? g_live->m_stats : g_lastStats;
+}
+
+bool
+WormholeSimulatorImpl::EverCreated()
+{
+    return g_everCreated;
+}
+
+} // namespace ns3

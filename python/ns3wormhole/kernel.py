@@ -1,0 +1,55 @@
+"""Selecting the Wormhole kernel from Python, including inside ns-3's own
+cppyy bindings (``from ns import ns``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import paths
+
+KERNEL_TYPE = "ns3::WormholeSimulatorImpl"
+BASELINE_TYPE = "ns3::DefaultSimulatorImpl"
+
+_loaded = False
+
+
+def load_into_cppyy() -> Any:
+    """Load our libraries and headers into ns-3's cppyy bindings and return the
+    ``ns`` namespace, so ``ns.WormholeSimulatorImpl`` (and the RDMA classes)
+    are usable from Python ns-3 scripts."""
+    global _loaded
+    import cppyy
+    from ns import ns  # noqa: F401  (loads ns-3 itself first)
+
+    if not _loaded:
+        cppyy.add_include_path(str(paths.INCLUDE_DIR))
+        for lib in paths.available_libraries():
+            cppyy.load_library(str(lib))
+        cppyy.include("wormhole-simulator-impl.h")
+        _loaded = True
+    return cppyy.gbl.ns3
+
+
+def _bind(type_name: str) -> None:
+    ns3 = load_into_cppyy()
+    ns3.GlobalValue.Bind("SimulatorImplementationType", ns3.StringValue(type_name))
+
+
+def use_wormhole() -> None:
+    """Make every following ns-3 simulation in this process run under
+    ``ns3::WormholeSimulatorImpl``. Call it before the first ``ns.Simulator``
+    use (or after ``Simulator.Destroy()``), as ns-3 requires for any kernel."""
+    _bind(KERNEL_TYPE)
+
+
+def use_baseline() -> None:
+    """Select ns-3's stock ``DefaultSimulatorImpl`` again."""
+    _bind(BASELINE_TYPE)
+
+
+def kernel_stats() -> dict[str, int]:
+    """Counters of the most recent Wormhole kernel in this process (events
+    executed, fast-forwards, time skipped, partitions, memo hits/misses)."""
+    from . import _core
+
+    return dict(_core.kernel_stats())
