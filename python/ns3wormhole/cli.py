@@ -51,10 +51,10 @@ def _cmd_config(args: argparse.Namespace) -> int:
 
 
 def _cmd_info(args: argparse.Namespace) -> int:
-    from . import _buildinfo, _core, paths
+    from . import _core, paths
 
     print(f"ns3wormhole {__version__} (native core {_core.__version__})")
-    print(f"ns-3 {_buildinfo.NS3_VERSION}: headers {paths.ns3_include_dir()}, libraries {paths.ns3_lib_dir()}")
+    print(f"ns-3 {paths._buildinfo().NS3_VERSION}: headers {paths.ns3_include_dir()}, libraries {paths.ns3_lib_dir()}")
     print(f"kernel TypeId: {_core.kernel_type_name()}")
     for lib in paths.available_libraries():
         print(f"library: {lib}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import _buildinfo
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 LIB_DIR = PACKAGE_DIR / "lib"
@@ -26,12 +25,19 @@ def available_libraries() -> list[Path]:
     return [LIB_DIR / f"lib{n}.so" for n in LIBRARIES if (LIB_DIR / f"lib{n}.so").exists()]
 
 
+def _buildinfo():
+    # Written by the CMake build; absent in a bare source tree.
+    from . import _buildinfo as info
+
+    return info
+
+
 def ns3_include_dir() -> Path:
-    return Path(_buildinfo.NS3_INCLUDE_DIR) if not _buildinfo.NS3_FROM_WHEEL else _wheel_dir() / "include"
+    return Path(_buildinfo().NS3_INCLUDE_DIR) if not _buildinfo().NS3_FROM_WHEEL else _wheel_dir() / "include"
 
 
 def ns3_lib_dir() -> Path:
-    return Path(_buildinfo.NS3_LIB_DIR) if not _buildinfo.NS3_FROM_WHEEL else _wheel_dir() / "lib64"
+    return Path(_buildinfo().NS3_LIB_DIR) if not _buildinfo().NS3_FROM_WHEEL else _wheel_dir() / "lib64"
 
 
 def _wheel_dir() -> Path:
@@ -72,7 +78,7 @@ def libs(ns3_modules: list[str] | None = None) -> list[str]:
 
 def _ns3_lib_prefix() -> str:
     # "ns3.44-core" -> "ns3.44"
-    core = next(n for n in _buildinfo.NS3_LIBRARY_NAMES if "-core" in n)
+    core = next(n for n in _buildinfo().NS3_LIBRARY_NAMES if "-core" in n)
     return core.split("-core")[0]
 
 

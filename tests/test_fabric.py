@@ -1,0 +1,207 @@
+"""FabricConfig: HPCC run.py dcqcn defaults, ns-3 attribute strings, key validation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ns3wormhole.errors import InputError
+from ns3wormhole.fabric import FabricConfig, attribute_name
+from ns3wormhole.topology import star
+
+# HPCC `run.py dcqcn` at bw=100 (docs/anchors.md 1.3, 1.4; docs/rdma-model-contract.md)
+RUN_PY_DCQCN_100G = {
+    "alpha_resume_interval_us": 1.0,
+    "rate_decrease_interval_us": 4.0,
+    "rp_timer_us": 300.0,
+    "ewma_gain": 1 / 256,
+    "fast_recovery_times": 1,
+    "rate_ai_mbps": 20.0,  # 5 * 100 / 25
+    "rate_hai_mbps": 200.0,  # 50 * 100 / 25
+    "min_rate_mbps": 1000.0,
+    "clamp_target_rate": False,
+    "rate_on_first_cnp": 1.0,
+    "mtu_bytes": 1000,
+    "header_bytes": 48,
+    "ack_interval": 1,
+    "nack_interval_us": 500.0,
+    "retransmit_timeout_us": 4000.0,
+    "buffer_bytes": 32 * 1024 * 1024,  # BUFFER_SIZE 32 (MB, x 1024 x 1024 in third.cc)
+    "reserve_per_queue_bytes": 4 * 1024,
+    "resume_offset_bytes": 3 * 1024,
+    "headroom_rtt_factor": 3.0,
+    "pfc_alpha_shift": 3,
+    "pfc_enabled": True,
+    "ecn_enabled": True,
+    "kmin_bytes_per_100g": 400 * 1000,  # KMIN 400 KB, x 1000 in ConfigEcn
+    "kmax_bytes_per_100g": 1600 * 1000,
+    "pmax": 0.2,
+}
+
+CONTRACT_ATTRIBUTES = {
+    "ns3::DcqcnRateControl::AlphaResumeInterval": "1us",
+    "ns3::DcqcnRateControl::RateDecreaseInterval": "4us",
+    "ns3::DcqcnRateControl::RpTimer": "300us",
+    "ns3::DcqcnRateControl::EwmaGain": "0.00390625",
+    "ns3::DcqcnRateControl::FastRecoveryTimes": "1",
+    "ns3::DcqcnRateControl::RateAi": "20Mbps",
+    "ns3::DcqcnRateControl::RateHai": "200Mbps",
+    "ns3::DcqcnRateControl::MinRate": "1Gbps",
+    "ns3::DcqcnRateControl::ClampTargetRate": "false",
+    "ns3::DcqcnRateControl::RateOnFirstCnp": "1",
+    "ns3::RdmaNic::Mtu": "1000",
+    "ns3::RdmaNic::HeaderBytes": "48",
+    "ns3::RdmaNic::AckInterval": "1",
+    "ns3::RdmaNic::NackInterval": "500us",
+    "ns3::RdmaNic::RetransmitTimeout": "4ms",
+    "ns3::RdmaNic::Ifg": "0ns",
+    "ns3::RdmaSwitchMmu::BufferSize": "33554432",
+    "ns3::RdmaSwitchMmu::ReservePerQueue": "4096",
+    "ns3::RdmaSwitchMmu::ResumeOffset": "3072",
+    "ns3::RdmaSwitchMmu::HeadroomRttFactor": "3",
+    "ns3::RdmaSwitchMmu::PfcAlphaShift": "3",
+    "ns3::RdmaSwitchMmu::PfcEnabled": "true",
+    "ns3::RdmaSwitch::EcnEnabled": "true",
+    "ns3::RdmaSwitch::KminPer100G": "400000",
+    "ns3::RdmaSwitch::KmaxPer100G": "1600000",
+    "ns3::RdmaSwitch::Pmax": "0.2",
+    "ns3::RdmaNetwork::Seed": "1",
+    "ns3::RdmaNetwork::QueueSampleInterval": "0ns",
+    "ns3::RdmaNetwork::RateSampleInterval": "0ns",
+}
+
+
+def test_defaults_match_run_py_dcqcn():
+    cfg = FabricConfig()
+    for key, value in RUN_PY_DCQCN_100G.items():
+        assert getattr(cfg, key) == value, key
+        assert type(getattr(cfg, key)) is type(value), key
+
+
+def test_default_attributes_exact():
+    assert FabricConfig().to_ns3_attributes() == CONTRACT_ATTRIBUTES
+
+
+def test_ecmp_seed_only_when_set():
+    attrs = FabricConfig(ecmp_seed=42).to_ns3_attributes()
+    assert attrs["ns3::RdmaSwitch::EcmpSeed"] == "42"
+    assert attribute_name("rp_timer_us") == "ns3::DcqcnRateControl::RpTimer"
+
+
+def test_from_mapping_units_and_values():
+    cfg = FabricConfig.from_mapping(
+        {
+            "rp_timer_us": "0.9ms",
+            "rate_ai_mbps": 50,
+            "min_rate_mbps": "100Mbps",
+            "mtu_bytes": 9000,
+            "buffer_bytes": "32MB",
+            "pfc_enabled": False,
+            "pmax": 0.8,
+            "queue_sample_interval_ns": "100ns",
+            "ewma_gain": 0.0625,
+        }
+    )
+    attrs = cfg.to_ns3_attributes()
+    assert attrs["ns3::DcqcnRateControl::RpTimer"] == "900us"
+    assert attrs["ns3::DcqcnRateControl::RateAi"] == "50Mbps"
+    assert attrs["ns3::DcqcnRateControl::MinRate"] == "100Mbps"
+    assert attrs["ns3::RdmaNic::Mtu"] == "9000"
+    assert attrs["ns3::RdmaSwitchMmu::BufferSize"] == "32000000"
+    assert attrs["ns3::RdmaSwitchMmu::PfcEnabled"] == "false"
+    assert attrs["ns3::RdmaSwitch::Pmax"] == "0.8"
+    assert attrs["ns3::RdmaNetwork::QueueSampleInterval"] == "100ns"
+    assert attrs["ns3::DcqcnRateControl::EwmaGain"] == "0.0625"
+    assert cfg.rate_ai_mbps == 50.0 and isinstance(cfg.rate_ai_mbps, float)
+    # untouched keys keep their defaults
+    assert cfg.rate_decrease_interval_us == 4.0
+
+
+def test_round_trip_as_dict():
+    cfg = FabricConfig(mtu_bytes=4000, seed=9, ecmp_seed=3)
+    assert FabricConfig.from_mapping(cfg.as_dict()) == cfg
+
+
+def test_unknown_key_named():
+    with pytest.raises(InputError) as info:
+        FabricConfig.from_mapping({"mtu": 1500}, source="scenario.toml[fabric]")
+    msg = str(info.value)
+    assert msg.startswith("scenario.toml[fabric].mtu: unknown fabric parameter")
+    assert "mtu_bytes" in msg
+    with pytest.raises(InputError, match=r"^fabric\.rp_timer: .*rp_timer_us"):
+        FabricConfig.from_mapping({"rp_timer": 300})
+
+
+@pytest.mark.parametrize(
+    "key, value, message",
+    [
+        ("mtu_bytes", 63, "out of range"),
+        ("mtu_bytes", 9001, "out of range"),
+        ("mtu_bytes", 1500.5, "expected an integer"),
+        ("mtu_bytes", "big", "expected an integer"),
+        ("buffer_bytes", "big", "bad size"),
+        ("rp_timer_us", -1, "out of range"),
+        ("rp_timer_us", 0, "out of range"),
+        ("rp_timer_us", "-5us", "negative time"),
+        ("rp_timer_us", "300", "has no unit"),
+        ("alpha_resume_interval_us", 0.0001, "rounds to 0 ns"),
+        ("nack_interval_us", -0.5, "out of range"),
+        ("pmax", 1.01, "out of range"),
+        ("pmax", -0.1, "out of range"),
+        ("ewma_gain", 0, "out of range"),
+        ("ewma_gain", 1.5, "out of range"),
+        ("rate_on_first_cnp", 0, "out of range"),
+        ("min_rate_mbps", 0, "out of range"),
+        ("min_rate_mbps", "2Tbps", "out of range"),
+        ("rate_ai_mbps", "fast", "bad rate"),
+        ("ack_interval", 0, "out of range"),
+        ("pfc_alpha_shift", 40, "out of range"),
+        ("pfc_enabled", "yes", "expected true or false"),
+        ("ecn_enabled", 1, "expected true or false"),
+        ("seed", -1, "out of range"),
+        ("seed", 2**32, "out of range"),
+        ("seed", True, "expected an integer"),
+        ("kmin_bytes_per_100g", 2_000_000, "must not exceed kmax"),
+        ("reserve_per_queue_bytes", 2**40, "exceeds buffer_bytes"),
+        ("buffer_bytes", 0, "out of range"),
+        ("headroom_rtt_factor", "three", "expected a number"),
+        ("headroom_rtt_factor", float("nan"), "finite"),
+    ],
+)
+def test_bad_values_named_by_key(key, value, message):
+    with pytest.raises(InputError, match=message) as info:
+        FabricConfig.from_mapping({key: value})
+    assert str(info.value).startswith(f"fabric.{key}: "), str(info.value)
+
+
+def test_not_a_table():
+    with pytest.raises(InputError, match="^fabric: expected a table"):
+        FabricConfig.from_mapping([("mtu_bytes", 1000)])  # type: ignore[arg-type]
+
+
+def test_direct_construction_validates():
+    with pytest.raises(InputError, match=r"^fabric\.pmax: "):
+        FabricConfig(pmax=2.0)
+    with pytest.raises(InputError, match=r"^fabric\.kmin_bytes_per_100g: "):
+        dataclasses.replace(FabricConfig(), kmin_bytes_per_100g=10, kmax_bytes_per_100g=5)
+
+
+def test_check_topology_min_rate():
+    FabricConfig().check_topology(star(2, "25Gbps"))
+    with pytest.raises(InputError, match=r"^fabric\.min_rate_mbps: 1000 Mbps exceeds the slowest host link \(100Mbps\)"):
+        FabricConfig().check_topology(star(2, "100Mbps"))
+
+
+def test_describe_rows():
+    rows = FabricConfig.describe()
+    names = [f.name for f in dataclasses.fields(FabricConfig)]
+    assert [r[0] for r in rows] == names
+    table = {r[0]: r for r in rows}
+    assert table["rp_timer_us"][1:3] == ("300", "us")
+    assert table["ewma_gain"][1] == "0.00390625"
+    assert table["pfc_enabled"][1] == "true"
+    assert table["ecmp_seed"][1] == "unset"
+    assert all(r[3] for r in rows)  # every parameter documented
+    # every contract attribute is reachable from a field
+    assert {attribute_name(n) for n in names} >= set(CONTRACT_ATTRIBUTES)
