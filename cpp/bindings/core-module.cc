@@ -1,5 +1,7 @@
 // ns3wormhole._core: the thin pybind11 layer. Bulk data crosses as numpy
 // arrays; nothing here runs per packet or per event.
+#include "partition-tracker.h"
+#include "rate-window.h"
 #include "wormhole-simulator-impl.h"
 
 #include <pybind11/pybind11.h>
@@ -48,6 +50,37 @@ PYBIND11_MODULE(_core, m)
           &ns3::WormholeSimulatorImpl::EverCreated,
           "Whether the Wormhole kernel has been instantiated in this process.");
     m.def("kernel_type_name", []() { return ns3::WormholeSimulatorImpl::GetTypeId().GetName(); });
+    m.def(
+        "flow_time_skipped",
+        []() { return ns3::WormholeSimulatorImpl::LastFlowSkipped(); },
+        "(flow id, simulated ns skipped) for every flow the most recent kernel tracked.");
+
+    // The kernel's building blocks, exposed so their logic is tested directly.
+    using ns3::wormhole::PartitionTracker;
+    py::class_<PartitionTracker>(m, "PartitionTracker")
+        .def(py::init<>())
+        .def("add_flow", &PartitionTracker::AddFlow, py::arg("flow"), py::arg("links"))
+        .def("remove_flow", &PartitionTracker::RemoveFlow, py::arg("flow"))
+        .def("partition_of_flow", &PartitionTracker::PartitionOfFlow)
+        .def("partition_of_link", &PartitionTracker::PartitionOfLink)
+        .def("flows", [](const PartitionTracker& t, uint32_t id) { return t.Get(id).flows; })
+        .def("links", [](const PartitionTracker& t, uint32_t id) { return t.Get(id).links; })
+        .def("alive", [](const PartitionTracker& t, uint32_t id) { return t.Get(id).alive; })
+        .def_property_readonly("alive_count", &PartitionTracker::AliveCount)
+        .def_property_readonly("counters", [](const PartitionTracker& t) {
+            const auto& c = t.GetCounters();
+            return py::dict(py::arg("formed") = c.formed, py::arg("merged") = c.merged,
+                            py::arg("split") = c.split);
+        });
+    using ns3::wormhole::RateWindow;
+    py::class_<RateWindow>(m, "RateWindow")
+        .def(py::init<uint32_t>(), py::arg("capacity"))
+        .def("push", &RateWindow::Push, py::arg("time_ns"), py::arg("rate"), py::arg("acked") = 0)
+        .def("clear", &RateWindow::Clear)
+        .def_property_readonly("full", &RateWindow::Full)
+        .def_property_readonly("size", &RateWindow::Size)
+        .def_property_readonly("mean", &RateWindow::Mean)
+        .def_property_readonly("spread", &RateWindow::Spread);
 #ifdef NS3WH_HAVE_RDMA
     ns3wh::BindRdma(m);
 #endif

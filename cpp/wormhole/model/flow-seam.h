@@ -54,16 +54,25 @@ class FlowListener
     virtual ~FlowListener() = default;
     virtual void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) = 0;
     virtual void FlowRateSample(uint32_t flowId, double rateBps) = 0;
+    /// One progress report per acknowledgement: the congestion-control rate
+    /// now in force, payload bytes acknowledged so far and payload bytes sent
+    /// so far (both cumulative, excluding kernel credit).
+    virtual void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) = 0;
     virtual void FlowFinished(uint32_t flowId) = 0;
 };
 
-/// What the kernel asks of a model when it skips a flow's partition: move the
-/// flow forward by `bytes` delivered bytes (sequence numbers and counters).
+/// What the kernel asks of a model when it skips a flow's partition.
 class FlowCreditor
 {
   public:
     virtual ~FlowCreditor() = default;
-    virtual void CreditFlow(uint32_t flowId, uint64_t bytes) = 0;
+    /// The flow delivered `bytes` more payload bytes in skipped time `dtNs`
+    /// (both negative on a skip-back): shrink what is left to send and move
+    /// any absolute timestamps the flow keeps (pacing, timeouts) by dtNs.
+    virtual void CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) = 0;
+    /// The link's pending events moved by dtNs: move any absolute timestamps
+    /// its ports keep (busy-until, pause bookkeeping).
+    virtual void ShiftLink(uint32_t linkId, int64_t dtNs) = 0;
 };
 
 /// Process-wide registry joining one model and one kernel.
@@ -85,6 +94,14 @@ struct FlowSeam
         if (listener)
         {
             listener->FlowRateSample(flowId, rateBps);
+        }
+    }
+
+    static void Progress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes)
+    {
+        if (listener)
+        {
+            listener->FlowProgress(flowId, ccRateBps, ackedBytes, sentBytes);
         }
     }
 

@@ -1,10 +1,15 @@
 #include "wormhole-simulator-impl.h"
 
 #include "ns3/assert.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace ns3
 {
@@ -17,6 +22,7 @@ namespace
 // The kernel object is destroyed by Simulator::Destroy(); its counters are
 // copied here so they outlive it.
 WormholeKernelStats g_lastStats;
+std::vector<std::pair<uint32_t, int64_t>> g_lastFlowSkipped;
 const WormholeSimulatorImpl* g_live = nullptr;
 bool g_everCreated = false;
 } // namespace
@@ -27,7 +33,37 @@ WormholeSimulatorImpl::GetTypeId()
     static TypeId tid = TypeId("ns3::WormholeSimulatorImpl")
                             .SetParent<SimulatorImpl>()
                             .SetGroupName("Wormhole")
-                            .AddConstructor<WormholeSimulatorImpl>();
+                            .AddConstructor<WormholeSimulatorImpl>()
+                            .AddAttribute("FastForward",
+                                          "Fast-forward partitions whose flows are all steady. "
+                                          "Off: results identical to DefaultSimulatorImpl.",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_fastForward),
+                                          MakeBooleanChecker())
+                            .AddAttribute("Theta",
+                                          "Steady when (max - min) / mean of the last Window rate "
+                                          "samples is below this",
+                                          DoubleValue(0.05),
+                                          MakeDoubleAccessor(&WormholeSimulatorImpl::m_theta),
+                                          MakeDoubleChecker<double>(0.0, 1.0))
+                            .AddAttribute("Window",
+                                          "Rate samples (one per acknowledgement) a flow must "
+                                          "show before it can be called steady",
+                                          UintegerValue(2000),
+                                          MakeUintegerAccessor(&WormholeSimulatorImpl::m_window),
+                                          MakeUintegerChecker<uint32_t>(2))
+                            .AddAttribute("MinSkip",
+                                          "Do not fast-forward by less than this",
+                                          TimeValue(MicroSeconds(20)),
+                                          MakeTimeAccessor(&WormholeSimulatorImpl::m_minSkip),
+                                          MakeTimeChecker())
+                            .AddAttribute("CompletionMargin",
+                                          "A skip stops when a flow has its in-flight bytes plus "
+                                          "this much time at its steady rate left, so its end "
+                                          "runs packet by packet",
+                                          TimeValue(MicroSeconds(20)),
+                                          MakeTimeAccessor(&WormholeSimulatorImpl::m_completionMargin),
+                                          MakeTimeChecker());
     return tid;
 }
 
@@ -39,7 +75,10 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_currentTs(0),
       m_currentContext(Simulator::NO_CONTEXT),
       m_unscheduledEvents(0),
-      m_mainThreadId(std::this_thread::get_id())
+      m_mainThreadId(std::this_thread::get_id()),
+      m_fastForward(true),
+      m_theta(0.05),
+      m_window(2000)
 {
     NS_LOG_FUNCTION(this);
     g_live = this;
@@ -53,6 +92,24 @@ WormholeSimulatorImpl::~WormholeSimulatorImpl()
     {
         g_lastStats = m_stats;
         g_live = nullptr;
+    }
+    if (wormhole::FlowSeam::listener == this)
+    {
+        wormhole::FlowSeam::listener = nullptr;
+    }
+}
+
+void
+WormholeSimulatorImpl::NotifyConstructionCompleted()
+{
+    // Attributes are set by now: only an accelerating kernel listens to flow
+    // facts and indexes events, so with FastForward off nothing differs from
+    // the default kernel but the class name.
+    SimulatorImpl::NotifyConstructionCompleted();
+    m_tracking = m_fastForward;
+    if (m_tracking)
+    {
+        wormhole::FlowSeam::listener = this;
     }
 }
 
@@ -70,9 +127,27 @@ WormholeSimulatorImpl::DoDispose()
         }
     }
     m_events = nullptr;
+    for (auto& events : m_linkEvents)
+    {
+        for (const TrackedEvent& e : events)
+        {
+            e.impl->Unref();
+        }
+    }
+    m_linkEvents.clear();
+    if (wormhole::FlowSeam::listener == this)
+    {
+        wormhole::FlowSeam::listener = nullptr;
+    }
     if (g_live == this)
     {
         g_lastStats = m_stats;
+        const auto counters = m_partitions.GetCounters();
+        g_lastStats.partitionsFormed = counters.formed;
+        g_lastStats.partitionsMerged = counters.merged;
+        g_lastStats.partitionsSplit = counters.split;
+        g_lastFlowSkipped.assign(m_flowSkipped.begin(), m_flowSkipped.end());
+        std::sort(g_lastFlowSkipped.begin(), g_lastFlowSkipped.end());
     }
     SimulatorImpl::DoDispose();
 }
@@ -132,6 +207,10 @@ WormholeSimulatorImpl::ProcessOneEvent()
     m_currentTs = next.key.m_ts;
     m_currentContext = next.key.m_context;
     m_currentUid = next.key.m_uid;
+    if (!m_shifted.empty())
+    {
+        m_shifted.erase(next.key.m_uid);
+    }
     next.impl->Invoke();
     next.impl->Unref();
     ProcessEventsWithContext();
@@ -201,6 +280,10 @@ WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
     m_uid++;
     m_unscheduledEvents++;
     m_stats.eventsScheduled++;
+    if (m_tracking && wormhole::g_currentOwner != wormhole::kNoOwner)
+    {
+        Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
+    }
     m_events->Insert(ev);
     return EventId(event, ev.key.m_ts, ev.key.m_context, ev.key.m_uid);
 }
@@ -263,7 +346,21 @@ WormholeSimulatorImpl::GetDelayLeft(const EventId& id) const
     {
         return TimeStep(0);
     }
-    return TimeStep(id.GetTs() - m_currentTs);
+    return TimeStep(RealTs(id) - m_currentTs);
+}
+
+uint64_t
+WormholeSimulatorImpl::RealTs(const EventId& id) const
+{
+    if (!m_shifted.empty())
+    {
+        auto it = m_shifted.find(id.GetUid());
+        if (it != m_shifted.end())
+        {
+            return it->second;
+        }
+    }
+    return id.GetTs();
 }
 
 void
@@ -286,7 +383,7 @@ WormholeSimulatorImpl::Remove(const EventId& id)
     }
     Scheduler::Event event;
     event.impl = id.PeekEventImpl();
-    event.key.m_ts = id.GetTs();
+    event.key.m_ts = RealTs(id);
     event.key.m_context = id.GetContext();
     event.key.m_uid = id.GetUid();
     m_events->Remove(event);
@@ -319,8 +416,9 @@ WormholeSimulatorImpl::IsExpired(const EventId& id) const
         return std::find(m_destroyEvents.begin(), m_destroyEvents.end(), id) ==
                m_destroyEvents.end();
     }
-    return id.PeekEventImpl() == nullptr || id.GetTs() < m_currentTs ||
-           (id.GetTs() == m_currentTs && id.GetUid() <= m_currentUid) ||
+    const uint64_t ts = RealTs(id);
+    return id.PeekEventImpl() == nullptr || ts < m_currentTs ||
+           (ts == m_currentTs && id.GetUid() <= m_currentUid) ||
            id.PeekEventImpl()->IsCancelled();
 }
 
@@ -351,7 +449,29 @@ WormholeSimulatorImpl::GetStats() const
 WormholeKernelStats
 WormholeSimulatorImpl::LastStats()
 {
-    return g_live ? g_live->m_stats : g_lastStats;
+    if (!g_live)
+    {
+        return g_lastStats;
+    }
+    WormholeKernelStats s = g_live->m_stats;
+    const auto counters = g_live->m_partitions.GetCounters();
+    s.partitionsFormed = counters.formed;
+    s.partitionsMerged = counters.merged;
+    s.partitionsSplit = counters.split;
+    return s;
+}
+
+std::vector<std::pair<uint32_t, int64_t>>
+WormholeSimulatorImpl::LastFlowSkipped()
+{
+    if (!g_live)
+    {
+        return g_lastFlowSkipped;
+    }
+    std::vector<std::pair<uint32_t, int64_t>> out(g_live->m_flowSkipped.begin(),
+                                                   g_live->m_flowSkipped.end());
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 bool

@@ -5,6 +5,10 @@
 #ifndef NS3_WORMHOLE_SIMULATOR_IMPL_H
 #define NS3_WORMHOLE_SIMULATOR_IMPL_H
 
+#include "flow-seam.h"
+#include "partition-tracker.h"
+#include "rate-window.h"
+
 #include "ns3/event-impl.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
@@ -15,6 +19,9 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace ns3
 {
@@ -38,7 +45,7 @@ struct WormholeKernelStats
     uint64_t memoInserts = 0;
 };
 
-class WormholeSimulatorImpl : public SimulatorImpl
+class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
 {
   public:
     static TypeId GetTypeId();
@@ -68,11 +75,23 @@ class WormholeSimulatorImpl : public SimulatorImpl
 
     const WormholeKernelStats& GetStats() const;
 
+    // wormhole::FlowListener: flow facts from the transport model.
+    void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) override;
+    void FlowRateSample(uint32_t flowId, double rateBps) override;
+    void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
+    void FlowFinished(uint32_t flowId) override;
+
+    /// Simulated time skipped per flow (flow id, ns) of the most recent kernel.
+    static std::vector<std::pair<uint32_t, int64_t>> LastFlowSkipped();
+
     /// Statistics of the most recently created kernel (live while it runs,
     /// kept after it is destroyed); all zero if none was ever created.
     static WormholeKernelStats LastStats();
     /// Whether a WormholeSimulatorImpl has been created in this process.
     static bool EverCreated();
+
+  protected:
+    void NotifyConstructionCompleted() override;
 
   private:
     void DoDispose() override;
@@ -106,6 +125,61 @@ class WormholeSimulatorImpl : public SimulatorImpl
     std::thread::id m_mainThreadId;
 
     WormholeKernelStats m_stats;
+
+    // ---- acceleration (fast-forward of steady partitions) ----
+    struct FlowState
+    {
+        uint64_t bytes = 0;
+        uint64_t acked = 0;
+        uint64_t sent = 0;
+        int64_t credited = 0;
+        bool steady = false;
+        wormhole::RateWindow window;
+    };
+
+    struct PartitionState
+    {
+        uint32_t steadyFlows = 0;
+        bool locked = false; ///< no new skip until the partition changes
+        bool skipping = false;
+        uint64_t skipEnd = 0;
+        std::vector<std::pair<uint32_t, double>> creditRates; ///< (flow, bps) of the current skip
+    };
+
+    struct TrackedEvent
+    {
+        EventImpl* impl;
+        uint64_t ts;
+        uint32_t uid;
+        uint32_t context;
+    };
+
+    bool IsPending(const TrackedEvent& e) const;
+    void Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context);
+    void CompactLink(uint32_t link);
+    void ShiftLinkEvents(uint32_t link, int64_t dt);
+    void ShiftPartition(uint32_t partition, int64_t dt);
+    PartitionState& StateOf(uint32_t partition);
+    bool IsSkipping(uint32_t partition);
+    void SkipBack(uint32_t partition);
+    void ResetPartition(uint32_t partition);
+    void TryFastForward(uint32_t partition);
+    uint64_t RealTs(const EventId& id) const;
+
+    bool m_fastForward;
+    double m_theta;
+    uint32_t m_window;
+    Time m_minSkip;
+    Time m_completionMargin;
+    bool m_tracking = false;
+
+    wormhole::PartitionTracker m_partitions;
+    std::unordered_map<uint32_t, FlowState> m_flows;
+    std::vector<PartitionState> m_partitionState;
+    std::vector<std::vector<TrackedEvent>> m_linkEvents;
+    std::vector<size_t> m_compactAt;
+    std::unordered_map<uint32_t, uint64_t> m_shifted; ///< uid -> ts of moved, not yet run events
+    std::unordered_map<uint32_t, int64_t> m_flowSkipped;
 };
 
 } // namespace ns3

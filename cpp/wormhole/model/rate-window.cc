@@ -1,0 +1,118 @@
+#include "rate-window.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+RateWindow::RateWindow(uint32_t capacity)
+    : m_capacity(std::max<uint32_t>(capacity, 1))
+{
+}
+
+void
+RateWindow::SetCapacity(uint32_t capacity)
+{
+    m_capacity = std::max<uint32_t>(capacity, 1);
+    Clear();
+}
+
+void
+RateWindow::Clear()
+{
+    m_ring.clear();
+    m_pushed = 0;
+    m_sum = 0;
+    m_max.clear();
+    m_min.clear();
+}
+
+void
+RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked)
+{
+    const uint64_t index = m_pushed++;
+    if (m_ring.size() < m_capacity)
+    {
+        m_ring.push_back({timeNs, rate, acked});
+    }
+    else
+    {
+        Sample& slot = m_ring[index % m_capacity];
+        m_sum -= slot.rate;
+        slot = {timeNs, rate, acked};
+    }
+    m_sum += rate;
+    const uint64_t first = m_pushed > m_capacity ? m_pushed - m_capacity : 0;
+    while (!m_max.empty() && m_max.back().second <= rate)
+    {
+        m_max.pop_back();
+    }
+    m_max.emplace_back(index, rate);
+    while (m_max.front().first < first)
+    {
+        m_max.pop_front();
+    }
+    while (!m_min.empty() && m_min.back().second >= rate)
+    {
+        m_min.pop_back();
+    }
+    m_min.emplace_back(index, rate);
+    while (m_min.front().first < first)
+    {
+        m_min.pop_front();
+    }
+}
+
+bool
+RateWindow::Full() const
+{
+    return m_ring.size() == m_capacity;
+}
+
+uint32_t
+RateWindow::Size() const
+{
+    return static_cast<uint32_t>(m_ring.size());
+}
+
+double
+RateWindow::Mean() const
+{
+    return m_ring.empty() ? 0.0 : m_sum / static_cast<double>(m_ring.size());
+}
+
+double
+RateWindow::Spread() const
+{
+    const double mean = Mean();
+    if (m_ring.empty() || mean <= 0)
+    {
+        return std::numeric_limits<double>::infinity();
+    }
+    return (m_max.front().second - m_min.front().second) / mean;
+}
+
+const RateWindow::Sample&
+RateWindow::At(uint32_t k) const
+{
+    const uint64_t first = m_pushed - m_ring.size();
+    return m_ring[(first + k) % m_capacity];
+}
+
+const RateWindow::Sample&
+RateWindow::Oldest() const
+{
+    return At(0);
+}
+
+const RateWindow::Sample&
+RateWindow::Newest() const
+{
+    return At(Size() - 1);
+}
+
+} // namespace wormhole
+} // namespace ns3

@@ -1,0 +1,54 @@
+// Sliding window of a flow's rate samples for steady-state identification
+// (Wormhole §5.1, Eq. 6-7): steady when (max - min) / mean < theta over the
+// last `capacity` samples. Max and min are kept in monotonic deques so each
+// sample costs O(1) amortized.
+#ifndef NS3_WORMHOLE_RATE_WINDOW_H
+#define NS3_WORMHOLE_RATE_WINDOW_H
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+class RateWindow
+{
+  public:
+    struct Sample
+    {
+        uint64_t timeNs;
+        double rate;
+        uint64_t acked;
+    };
+
+    explicit RateWindow(uint32_t capacity = 2000);
+
+    void SetCapacity(uint32_t capacity);
+    void Clear();
+    void Push(uint64_t timeNs, double rate, uint64_t acked);
+
+    bool Full() const;
+    uint32_t Size() const;
+    double Mean() const;
+    double Spread() const; ///< (max - min) / mean; +inf when empty
+    const Sample& Oldest() const;
+    const Sample& Newest() const;
+    /// The sample at position k from the oldest (0 <= k < Size()).
+    const Sample& At(uint32_t k) const;
+
+  private:
+    uint32_t m_capacity;
+    std::vector<Sample> m_ring;
+    uint64_t m_pushed = 0; ///< samples pushed since Clear(); index of the next
+    double m_sum = 0;
+    std::deque<std::pair<uint64_t, double>> m_max; ///< (index, rate), decreasing rates
+    std::deque<std::pair<uint64_t, double>> m_min; ///< (index, rate), increasing rates
+};
+
+} // namespace wormhole
+} // namespace ns3
+
+#endif

@@ -1,0 +1,319 @@
+// The accelerating half of WormholeSimulatorImpl: flow facts in, partitions
+// tracked, steady partitions fast-forwarded by shifting their pending events
+// and crediting their flows (Wormhole §5, §6.2-6.3).
+//
+// A skip of partition P by dT at time t0 moves every pending event owned by
+// one of P's links to ts + dT, so P's whole state (queues, pauses, CC timers,
+// packets on the wire) is frozen and resumes at t0 + dT exactly as it was,
+// while each flow is credited rate x dT bytes. Other partitions' events never
+// move. If something from outside touches P before t0 + dT (a new flow on one
+// of its links, an event scheduled on one of its links), P is skipped back
+// to that moment: events move back and credits shrink to the time really
+// skipped.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeFastForward");
+
+using wormhole::FlowSeam;
+using wormhole::PartitionTracker;
+
+bool
+WormholeSimulatorImpl::IsPending(const TrackedEvent& e) const
+{
+    if (e.ts < m_currentTs || (e.ts == m_currentTs && e.uid <= m_currentUid))
+    {
+        return false;
+    }
+    return !e.impl->IsCancelled();
+}
+
+void
+WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context)
+{
+    if (owner >= m_linkEvents.size())
+    {
+        m_linkEvents.resize(owner + 1);
+        m_compactAt.resize(owner + 1, 16);
+    }
+    // Something outside a skipped partition reached one of its links: bring
+    // the partition back to now before the new event joins it.
+    uint32_t partition = m_partitions.PartitionOfLink(owner);
+    if (partition != PartitionTracker::kNone && IsSkipping(partition))
+    {
+        SkipBack(partition);
+    }
+    impl->Ref();
+    auto& events = m_linkEvents[owner];
+    events.push_back({impl, ts, uid, context});
+    if (events.size() >= m_compactAt[owner])
+    {
+        CompactLink(owner);
+    }
+}
+
+void
+WormholeSimulatorImpl::CompactLink(uint32_t link)
+{
+    auto& events = m_linkEvents[link];
+    auto keep = std::partition(events.begin(), events.end(), [this](const TrackedEvent& e) {
+        return IsPending(e);
+    });
+    for (auto it = keep; it != events.end(); ++it)
+    {
+        it->impl->Unref();
+    }
+    events.erase(keep, events.end());
+    m_compactAt[link] = std::max<size_t>(16, 2 * events.size());
+}
+
+void
+WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
+{
+    if (link >= m_linkEvents.size())
+    {
+        return;
+    }
+    CompactLink(link);
+    for (TrackedEvent& e : m_linkEvents[link])
+    {
+        Scheduler::Event ev;
+        ev.impl = e.impl;
+        ev.key.m_ts = e.ts;
+        ev.key.m_context = e.context;
+        ev.key.m_uid = e.uid;
+        m_events->Remove(ev);
+        e.ts = static_cast<uint64_t>(static_cast<int64_t>(e.ts) + dt);
+        ev.key.m_ts = e.ts;
+        m_events->Insert(ev);
+        m_shifted[e.uid] = e.ts;
+    }
+}
+
+void
+WormholeSimulatorImpl::ShiftPartition(uint32_t partition, int64_t dt)
+{
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        ShiftLinkEvents(link, dt);
+        if (FlowSeam::creditor)
+        {
+            FlowSeam::creditor->ShiftLink(link, dt);
+        }
+    }
+}
+
+WormholeSimulatorImpl::PartitionState&
+WormholeSimulatorImpl::StateOf(uint32_t partition)
+{
+    if (partition >= m_partitionState.size())
+    {
+        m_partitionState.resize(partition + 1);
+    }
+    return m_partitionState[partition];
+}
+
+bool
+WormholeSimulatorImpl::IsSkipping(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    if (st.skipping && m_currentTs >= st.skipEnd)
+    {
+        st.skipping = false; // the skip ran its course
+    }
+    return st.skipping;
+}
+
+void
+WormholeSimulatorImpl::SkipBack(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    const int64_t back = static_cast<int64_t>(st.skipEnd - m_currentTs);
+    NS_LOG_INFO("skip-back partition " << partition << " by " << back << " ns");
+    st.skipping = false;
+    ShiftPartition(partition, -back);
+    for (const auto& [flow, rate] : st.creditRates)
+    {
+        auto it = m_flows.find(flow);
+        const int64_t bytes = static_cast<int64_t>(rate * static_cast<double>(back) / 8e9);
+        if (it != m_flows.end())
+        {
+            it->second.credited -= bytes;
+        }
+        m_flowSkipped[flow] -= back;
+        if (FlowSeam::creditor)
+        {
+            FlowSeam::creditor->CreditFlow(flow, -bytes, -back);
+        }
+    }
+    st.creditRates.clear();
+    m_stats.skipBacks++;
+    m_stats.timeSkippedNs -= back;
+    ResetPartition(partition);
+}
+
+void
+WormholeSimulatorImpl::ResetPartition(uint32_t partition)
+{
+    // The partition's contention pattern changed (or was disturbed): its
+    // transient starts again, so every flow must show a fresh steady window.
+    PartitionState& st = StateOf(partition);
+    st.steadyFlows = 0;
+    st.locked = false;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        FlowState& fs = m_flows[flow];
+        fs.window.Clear();
+        fs.steady = false;
+    }
+}
+
+void
+WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
+{
+    for (uint32_t p : m_partitions.PartitionsOfLinks(links))
+    {
+        if (IsSkipping(p))
+        {
+            SkipBack(p);
+        }
+    }
+    FlowState& fs = m_flows[flowId];
+    fs = FlowState{};
+    fs.bytes = bytes;
+    fs.window.SetCapacity(m_window);
+    m_flowSkipped.emplace(flowId, 0);
+    const uint32_t partition = m_partitions.AddFlow(flowId, links);
+    ResetPartition(partition);
+}
+
+void
+WormholeSimulatorImpl::FlowRateSample(uint32_t flowId, double rateBps)
+{
+    // Rate changes alone carry no progress; steady detection uses FlowProgress.
+}
+
+void
+WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes)
+{
+    auto it = m_flows.find(flowId);
+    if (it == m_flows.end())
+    {
+        return;
+    }
+    FlowState& fs = it->second;
+    fs.acked = ackedBytes;
+    fs.sent = sentBytes;
+    fs.window.Push(m_currentTs, ccRateBps, ackedBytes);
+    if (!fs.window.Full())
+    {
+        return;
+    }
+    const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+    PartitionState& st = StateOf(partition);
+    const bool steady = fs.window.Spread() < m_theta;
+    if (steady != fs.steady)
+    {
+        fs.steady = steady;
+        st.steadyFlows += steady ? 1 : -1;
+    }
+    if (steady && !st.locked && !st.skipping &&
+        st.steadyFlows == m_partitions.Get(partition).flows.size())
+    {
+        TryFastForward(partition);
+    }
+}
+
+void
+WormholeSimulatorImpl::TryFastForward(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    const auto& flows = m_partitions.Get(partition).flows;
+    const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    std::vector<std::pair<uint32_t, double>> rates;
+    rates.reserve(flows.size());
+    double dt = std::numeric_limits<double>::infinity();
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows[flow];
+        const auto& oldest = fs.window.Oldest();
+        // A flow that has been silent (paused, blocked) for a while has a
+        // stale window: not steady in any useful sense.
+        if (m_currentTs - fs.window.Newest().timeNs > static_cast<uint64_t>(m_minSkip.GetNanoSeconds()))
+        {
+            return;
+        }
+        const double span = static_cast<double>(m_currentTs - oldest.timeNs);
+        // The credited rate is the payload throughput actually achieved over
+        // the window (it includes header overhead, pauses and pacing gaps),
+        // not the CC rate, whose mean can sit above what the link delivers.
+        const double rate = span > 0 ? static_cast<double>(fs.acked - oldest.acked) * 8e9 / span : 0;
+        if (rate <= 0)
+        {
+            st.locked = true;
+            return;
+        }
+        const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                                 static_cast<double>(fs.credited);
+        const double margin = static_cast<double>(fs.sent - fs.acked) + rate * marginNs / 8e9;
+        dt = std::min(dt, (remaining - margin) * 8e9 / rate);
+        rates.emplace_back(flow, rate);
+    }
+    if (!(dt >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    {
+        // Too close to a completion to be worth it; wait for the change.
+        st.locked = true;
+        return;
+    }
+    const auto skip = static_cast<int64_t>(dt);
+    NS_LOG_INFO("fast-forward partition " << partition << " (" << flows.size() << " flows) by "
+                                          << skip << " ns at " << m_currentTs);
+    ShiftPartition(partition, skip);
+    for (const auto& [flow, rate] : rates)
+    {
+        const auto bytes = static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9);
+        m_flows[flow].credited += bytes;
+        m_flowSkipped[flow] += skip;
+        if (FlowSeam::creditor)
+        {
+            FlowSeam::creditor->CreditFlow(flow, bytes, skip);
+        }
+    }
+    st.creditRates = std::move(rates);
+    st.skipping = true;
+    st.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
+    // The skip ends just before a completion: nothing to gain from another
+    // one until a flow leaves or joins.
+    st.locked = true;
+    m_stats.fastForwards++;
+    m_stats.timeSkippedNs += skip;
+}
+
+void
+WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
+{
+    const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+    if (partition == PartitionTracker::kNone)
+    {
+        return;
+    }
+    if (IsSkipping(partition))
+    {
+        SkipBack(partition);
+    }
+    m_flows.erase(flowId);
+    for (uint32_t p : m_partitions.RemoveFlow(flowId))
+    {
+        ResetPartition(p);
+    }
+}
+
+} // namespace ns3
