@@ -1,0 +1,278 @@
+// Runs one RDMA fabric simulation from bulk arrays and returns bulk arrays.
+// Python never sees a packet or an event: it hands over the topology, flows
+// and attribute strings, and gets numpy columns back.
+#include "rdma-network.h"
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/config.h"
+#include "ns3/global-value.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace py = pybind11;
+using namespace ns3;
+
+namespace ns3wh
+{
+namespace
+{
+
+template <typename T>
+std::vector<T>
+ToVector(const py::array_t<T, py::array::c_style | py::array::forcecast>& a)
+{
+    return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+template <typename Rec, typename F>
+auto
+Column(const std::vector<Rec>& recs, F field)
+{
+    using V = std::decay_t<decltype(field(recs.front()))>;
+    py::array_t<V> out(recs.size());
+    auto* p = out.mutable_data();
+    for (size_t i = 0; i < recs.size(); ++i)
+    {
+        p[i] = field(recs[i]);
+    }
+    return out;
+}
+
+void
+ApplyDefaults(const std::map<std::string, std::string>& attributes)
+{
+    for (const auto& [name, value] : attributes)
+    {
+        if (!Config::SetDefaultFailSafe(name, StringValue(value)))
+        {
+            throw std::invalid_argument("unknown or invalid ns-3 attribute " + name + " = " + value);
+        }
+    }
+}
+
+/// Polls Python (Ctrl-C, progress display) every `interval` of simulated
+/// time while flows remain, from an event that belongs to no link, so it
+/// never moves with a fast-forwarded partition.
+struct Watchdog
+{
+    Ptr<RdmaNetwork> net;
+    Time interval;
+    py::object progress;
+    bool interrupted = false;
+    std::chrono::steady_clock::time_point lastCall = std::chrono::steady_clock::now();
+
+    void Tick()
+    {
+        {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0)
+            {
+                interrupted = true;
+                PyErr_Clear();
+                Simulator::Stop();
+                return;
+            }
+            auto now = std::chrono::steady_clock::now();
+            if (!progress.is_none() && now - lastCall > std::chrono::milliseconds(200))
+            {
+                lastCall = now;
+                progress(Simulator::Now().GetNanoSeconds(), net->GetNCompletedFlows(), net->GetNFlows());
+            }
+        }
+        if (net->GetNCompletedFlows() < net->GetNFlows())
+        {
+            Simulator::Schedule(interval, &Watchdog::Tick, this);
+        }
+    }
+};
+
+py::dict
+RunRdma(uint32_t numNodes,
+        py::array_t<uint8_t, py::array::c_style | py::array::forcecast> isSwitch,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> linkA,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> linkB,
+        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> rateBps,
+        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> delayNs,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowId,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowSrc,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowDst,
+        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowPg,
+        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> flowBytes,
+        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> flowStartNs,
+        const std::map<std::string, std::string>& attributes,
+        const std::string& kernel,
+        int64_t stopNs,
+        py::object progress,
+        int64_t watchdogIntervalNs)
+{
+    const size_t nLinks = linkA.size();
+    if (linkB.size() != nLinks || rateBps.size() != nLinks || delayNs.size() != nLinks)
+    {
+        throw std::invalid_argument("link arrays differ in length");
+    }
+    const size_t nFlows = flowId.size();
+    if (flowSrc.size() != nFlows || flowDst.size() != nFlows || flowPg.size() != nFlows ||
+        flowBytes.size() != nFlows || flowStartNs.size() != nFlows)
+    {
+        throw std::invalid_argument("flow arrays differ in length");
+    }
+    Simulator::Destroy(); // whatever an earlier run in this process left
+    const std::string impl = kernel == "baseline" ? "ns3::DefaultSimulatorImpl"
+                             : kernel == "wormhole"
+                                 ? "ns3::WormholeSimulatorImpl"
+                                 : throw std::invalid_argument("kernel must be baseline or wormhole, not " + kernel);
+    GlobalValue::Bind("SimulatorImplementationType", StringValue(impl));
+    ApplyDefaults(attributes);
+
+    auto t0 = std::chrono::steady_clock::now();
+    Ptr<RdmaNetwork> net = CreateObject<RdmaNetwork>();
+    std::vector<RdmaLinkSpec> links(nLinks);
+    for (size_t i = 0; i < nLinks; ++i)
+    {
+        links[i] = {linkA.data()[i], linkB.data()[i], rateBps.data()[i], delayNs.data()[i]};
+    }
+    net->Build(numNodes, ToVector(isSwitch), links);
+    for (size_t i = 0; i < nFlows; ++i)
+    {
+        net->AddFlow({flowId.data()[i], flowSrc.data()[i], flowDst.data()[i], flowPg.data()[i],
+                      flowBytes.data()[i], flowStartNs.data()[i]});
+    }
+    Watchdog watchdog{net, NanoSeconds(watchdogIntervalNs), progress};
+    if (watchdogIntervalNs > 0)
+    {
+        Simulator::Schedule(NanoSeconds(watchdogIntervalNs), &Watchdog::Tick, &watchdog);
+    }
+    if (stopNs > 0)
+    {
+        Simulator::Stop(NanoSeconds(stopNs));
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    {
+        py::gil_scoped_release release;
+        Simulator::Run();
+    }
+    auto t2 = std::chrono::steady_clock::now();
+
+    py::dict out;
+    out["kernel"] = kernel;
+    out["wall_s"] = std::chrono::duration<double>(t2 - t1).count();
+    out["setup_s"] = std::chrono::duration<double>(t1 - t0).count();
+    out["events"] = Simulator::GetEventCount();
+    out["sim_time_ns"] = Simulator::Now().GetNanoSeconds();
+    out["interrupted"] = watchdog.interrupted;
+
+    const auto flows = net->GetFlowRecords();
+    py::dict f;
+    f["id"] = Column(flows, [](const RdmaFlowRecord& r) { return r.id; });
+    f["src"] = Column(flows, [](const RdmaFlowRecord& r) { return r.src; });
+    f["dst"] = Column(flows, [](const RdmaFlowRecord& r) { return r.dst; });
+    f["pg"] = Column(flows, [](const RdmaFlowRecord& r) { return r.pg; });
+    f["bytes"] = Column(flows, [](const RdmaFlowRecord& r) { return r.bytes; });
+    f["start_ns"] = Column(flows, [](const RdmaFlowRecord& r) { return r.startNs; });
+    f["finish_ns"] = Column(flows, [](const RdmaFlowRecord& r) { return r.finishNs; });
+    f["fct_ns"] = Column(flows, [](const RdmaFlowRecord& r) { return r.fctNs; });
+    f["ideal_fct_ns"] = Column(flows, [](const RdmaFlowRecord& r) { return r.idealFctNs; });
+    f["data_packets"] = Column(flows, [](const RdmaFlowRecord& r) { return r.dataPackets; });
+    f["retransmitted_packets"] = Column(flows, [](const RdmaFlowRecord& r) { return r.retransmittedPackets; });
+    f["timeouts"] = Column(flows, [](const RdmaFlowRecord& r) { return r.timeouts; });
+    f["credited_bytes"] = Column(flows, [](const RdmaFlowRecord& r) { return r.creditedBytes; });
+    out["flows"] = f;
+
+    const auto pfc = net->GetPfcRecords();
+    py::dict p;
+    p["node"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.node; });
+    p["port"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.port; });
+    p["link"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.link; });
+    p["pauses"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.pauses; });
+    p["resumes"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.resumes; });
+    out["pfc"] = p;
+
+    const auto& qs = net->GetQueueSamples();
+    py::dict q;
+    q["time_ns"] = Column(qs, [](const RdmaQueueSample& r) { return r.timeNs; });
+    q["link"] = Column(qs, [](const RdmaQueueSample& r) { return r.link; });
+    q["node"] = Column(qs, [](const RdmaQueueSample& r) { return r.node; });
+    q["bytes"] = Column(qs, [](const RdmaQueueSample& r) { return r.bytes; });
+    out["queues"] = q;
+
+    const auto& rs = net->GetRateSamples();
+    py::dict r;
+    r["time_ns"] = Column(rs, [](const RdmaRateSample& s) { return s.timeNs; });
+    r["flow"] = Column(rs, [](const RdmaRateSample& s) { return s.flow; });
+    r["rate_bps"] = Column(rs, [](const RdmaRateSample& s) { return s.rateBps; });
+    r["delivered_bytes"] = Column(rs, [](const RdmaRateSample& s) { return s.deliveredBytes; });
+    out["rates"] = r;
+
+    const RdmaCounters& c = net->GetCounters();
+    py::dict counters;
+    counters["data_packets"] = c.dataPackets;
+    counters["retransmitted_packets"] = c.retransmittedPackets;
+    counters["acks"] = c.acks;
+    counters["nacks"] = c.nacks;
+    counters["cnps"] = c.cnps;
+    counters["timeouts"] = c.timeouts;
+    counters["drops"] = c.drops;
+    counters["ecn_marks"] = c.ecnMarks;
+    counters["pauses"] = c.pauses;
+    counters["resumes"] = c.resumes;
+    out["counters"] = counters;
+
+    // Paths, for the kernel's partition view and for reports.
+    py::list paths;
+    for (const auto& rec : flows)
+    {
+        std::vector<uint32_t> path;
+        try
+        {
+            path = net->GetFlowPath(rec.id);
+        }
+        catch (const std::exception&)
+        {
+            // never started (the run stopped first): no path yet
+        }
+        paths.append(py::cast(path));
+    }
+    out["paths"] = paths;
+
+    net->Dispose();
+    net = nullptr;
+    Simulator::Destroy();
+    return out;
+}
+
+} // namespace
+
+void
+BindRdma(py::module_& m)
+{
+    m.def("run_rdma",
+          &RunRdma,
+          py::arg("num_nodes"),
+          py::arg("is_switch"),
+          py::arg("link_a"),
+          py::arg("link_b"),
+          py::arg("rate_bps"),
+          py::arg("delay_ns"),
+          py::arg("flow_id"),
+          py::arg("flow_src"),
+          py::arg("flow_dst"),
+          py::arg("flow_pg"),
+          py::arg("flow_bytes"),
+          py::arg("flow_start_ns"),
+          py::arg("attributes"),
+          py::arg("kernel") = "baseline",
+          py::arg("stop_ns") = 0,
+          py::arg("progress") = py::none(),
+          py::arg("watchdog_interval_ns") = 100000,
+          "Build the fabric, run the flows under the chosen kernel, return results as numpy columns.");
+}
+
+} // namespace ns3wh

@@ -1,0 +1,215 @@
+// Builds and runs a RoCEv2 fabric: nodes, host NICs, switches, links, BFS/ECMP
+// routes and flows; collects results as plain structs (bulk arrays for the
+// bindings). See docs/rdma-model-contract.md.
+#ifndef RDMA_NETWORK_H
+#define RDMA_NETWORK_H
+
+#include "rdma-congestion-control.h"
+#include "rdma-device.h"
+#include "rdma-nic.h"
+#include "rdma-queue-pair.h"
+#include "rdma-switch.h"
+
+#include "flow-seam.h"
+
+#include "ns3/node.h"
+#include "ns3/nstime.h"
+#include "ns3/object-factory.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+/// Undirected full-duplex link; its index in the list is its link id.
+struct RdmaLinkSpec
+{
+    uint32_t a;
+    uint32_t b;
+    uint64_t rateBps;
+    uint64_t delayNs;
+};
+
+struct RdmaFlowSpec
+{
+    uint32_t id;
+    uint32_t src;
+    uint32_t dst;
+    uint32_t pg;
+    uint64_t bytes;
+    uint64_t startNs;
+};
+
+struct RdmaFlowRecord
+{
+    uint32_t id;
+    uint32_t src;
+    uint32_t dst;
+    uint32_t pg;
+    uint64_t bytes;
+    int64_t startNs;   ///< actual start, or the requested one if not started yet
+    int64_t finishNs;  ///< last byte acknowledged; -1 if not finished
+    int64_t fctNs;     ///< finish - start; -1 if not finished
+    double idealFctNs; ///< alone on its path (0 if not started yet)
+    uint64_t dataPackets;
+    uint64_t retransmittedPackets;
+    uint64_t timeouts;
+    uint64_t creditedBytes;
+};
+
+/// PFC frames sent by one switch port.
+struct RdmaPfcRecord
+{
+    uint32_t node;
+    uint32_t port;
+    uint32_t link;
+    uint64_t pauses;
+    uint64_t resumes;
+};
+
+/// Bytes queued at one switch egress port (ports with empty queues are not recorded).
+struct RdmaQueueSample
+{
+    int64_t timeNs;
+    uint32_t link;
+    uint32_t node;
+    uint64_t bytes;
+};
+
+struct RdmaRateSample
+{
+    int64_t timeNs;
+    uint32_t flow;
+    double rateBps;          ///< congestion-control rate
+    uint64_t deliveredBytes; ///< payload acknowledged so far, kernel credit included
+};
+
+class RdmaNetwork : public Object, public wormhole::FlowCreditor
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// Signature of the "FlowComplete" trace.
+    typedef void (*FlowCompleteTracedCallback)(uint32_t flowId);
+    /// Signature of the "Pfc" trace.
+    typedef void (*PfcTracedCallback)(uint32_t node,
+                                      uint32_t port,
+                                      uint32_t link,
+                                      uint32_t priority,
+                                      bool pause);
+
+    RdmaNetwork();
+    ~RdmaNetwork() override;
+
+    /// Attributes of the devices Build() creates (before Build). Unknown
+    /// names or bad values throw std::invalid_argument.
+    void SetNicAttribute(const std::string& name, const AttributeValue& value);
+    void SetSwitchAttribute(const std::string& name, const AttributeValue& value);
+    void SetMmuAttribute(const std::string& name, const AttributeValue& value);
+    /// Congestion control of every flow (default ns3::DcqcnRateControl).
+    void SetCongestionControl(const std::string& typeId);
+    void SetCongestionControlAttribute(const std::string& name, const AttributeValue& value);
+
+    /// Create nodes, devices, ports and routes. Throws std::invalid_argument
+    /// naming the offending link.
+    void Build(uint32_t numNodes,
+               const std::vector<uint8_t>& isSwitch,
+               const std::vector<RdmaLinkSpec>& links);
+    /// Schedule a flow to start at startNs. Throws std::invalid_argument
+    /// naming the flow's index (the order of AddFlow/StartFlowNow calls).
+    void AddFlow(const RdmaFlowSpec& flow);
+    /// Start a flow now (for a workload executor); @return its id.
+    uint32_t StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg = 3);
+    /// Plain hook for C++ callers, called with the flow id on completion.
+    void SetFlowCompleteCallback(std::function<void(uint32_t)> cb);
+
+    /// Wormhole kernel: the flow delivered `bytes` in skipped time dtNs.
+    void CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) override;
+    /// Wormhole kernel: the link's pending events moved by dtNs.
+    void ShiftLink(uint32_t linkId, int64_t dtNs) override;
+
+    // Results (valid during and after Simulator::Run()).
+    std::vector<RdmaFlowRecord> GetFlowRecords() const;
+    std::vector<RdmaPfcRecord> GetPfcRecords() const;
+    const std::vector<RdmaQueueSample>& GetQueueSamples() const;
+    const std::vector<RdmaRateSample>& GetRateSamples() const;
+    const RdmaCounters& GetCounters() const;
+    uint32_t GetNFlows() const;
+    uint32_t GetNCompletedFlows() const;
+    /// Ordered link ids of a started flow's path.
+    std::vector<uint32_t> GetFlowPath(uint32_t flowId) const;
+    Ptr<RdmaCongestionControl> GetFlowCongestionControl(uint32_t flowId) const;
+
+    uint32_t GetNNodes() const;
+    Ptr<Node> GetNode(uint32_t i) const;
+    Ptr<RdmaNic> GetNic(uint32_t i) const;       ///< null for a switch
+    Ptr<RdmaSwitch> GetSwitch(uint32_t i) const; ///< null for a host
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void ComputeRoutes();
+    /// Validate and register a flow starting at time step `startStep`; @return its index.
+    uint32_t AddQueuePair(const RdmaFlowSpec& spec, int64_t startStep);
+    void StartFlowEvent(uint32_t index);
+    void StartFlow(uint32_t index);
+    double IdealFctNs(const RdmaQueuePair& qp) const;
+    void FlowDone(RdmaQueuePair& qp);
+    void ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause);
+    const RdmaQueuePair& FlowById(uint32_t flowId) const;
+    void StartSamplers();
+    void SampleQueues();
+    void SampleRates();
+    bool SamplersShouldRun() const;
+
+    // Attributes.
+    uint64_t m_seed;
+    Time m_queueSampleInterval;
+    Time m_rateSampleInterval;
+
+    ObjectFactory m_nicFactory;
+    ObjectFactory m_switchFactory;
+    ObjectFactory m_mmuFactory;
+    ObjectFactory m_ccFactory;
+    Ptr<RdmaCongestionControl> m_ccPrototype;
+
+    bool m_built = false;
+    std::vector<RdmaLinkSpec> m_links;
+    /// Per link: (node, port) of its end at a, then at b.
+    std::vector<std::array<std::pair<uint32_t, uint32_t>, 2>> m_linkEnds;
+    std::vector<uint8_t> m_isSwitch;
+    std::vector<Ptr<Node>> m_nodes;
+    std::vector<Ptr<RdmaDevice>> m_devices;
+    std::vector<Ptr<RdmaNic>> m_nics;
+    std::vector<Ptr<RdmaSwitch>> m_switches;
+
+    RdmaPacketPool m_pool;
+    RdmaCounters m_counters;
+    RdmaNic::FlowTable m_flows;
+    std::unordered_map<uint32_t, uint32_t> m_flowIndex; ///< flow id -> index
+    uint32_t m_nextId = 0;
+    uint32_t m_pendingStarts = 0;
+    uint32_t m_activeFlows = 0;
+    uint32_t m_completedFlows = 0;
+
+    bool m_queueSamplerRunning = false;
+    bool m_rateSamplerRunning = false;
+    std::vector<RdmaQueueSample> m_queueSamples;
+    std::vector<RdmaRateSample> m_rateSamples;
+
+    std::function<void(uint32_t)> m_flowCompleteHook;
+    TracedCallback<uint32_t> m_flowCompleteTrace;
+    TracedCallback<uint32_t, uint32_t, uint32_t, uint32_t, bool> m_pfcTrace;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,62 @@
+// Sender-side congestion control, one instance per queue pair. The NIC only
+// talks to this interface, so HPCC, TIMELY or DCTCP can be added beside DCQCN.
+#ifndef RDMA_CONGESTION_CONTROL_H
+#define RDMA_CONGESTION_CONTROL_H
+
+#include "rdma-device.h"
+#include "rdma-packet.h"
+#include "rdma-queue-pair.h"
+
+#include "flow-seam.h"
+
+#include "ns3/object.h"
+#include "ns3/simulator.h"
+
+namespace ns3
+{
+
+class RdmaCongestionControl : public Object
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// A controller with this one's parameters and fresh state, for one flow.
+    virtual Ptr<RdmaCongestionControl> Fork() const = 0;
+
+    /// The flow starts, at the line rate of its NIC port.
+    void Start(RdmaQueuePair* qp);
+    /// The flow completed: cancel every timer.
+    virtual void Stop() = 0;
+    /// A congestion notification reached the sender (ACK/NACK flag or CNP frame).
+    virtual void OnCnp() = 0;
+    /// Every ACK/NACK, after the sender state has advanced. Default: nothing.
+    virtual void OnAck(const RdmaPacket& ack);
+    /// The Wormhole kernel moved this flow's pending timers by dtSteps: move
+    /// any absolute timestamps kept outside events too. Default: nothing.
+    virtual void Shift(int64_t dtSteps);
+
+    double GetRate() const;
+
+  protected:
+    void DoDispose() override;
+    virtual void DoStart() = 0;
+
+    /// Apply a new sending rate to the flow (pacing, FlowSeam::RateSample).
+    void SetRate(double bps);
+
+    /// Schedule a timer of this flow: owned by its host link, run in the
+    /// context of the node it is scheduled from (the source host).
+    template <typename MEM, typename OBJ>
+    EventId ScheduleTimer(const Time& delay, MEM mem, OBJ obj)
+    {
+        m_qp->counters->ccEvents++;
+        wormhole::OwnerScope owner(m_qp->links.front());
+        return Simulator::Schedule(delay, mem, obj);
+    }
+
+    RdmaQueuePair* m_qp = nullptr;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,183 @@
+#include "rdma-device.h"
+
+#include "flow-seam.h"
+
+#include "ns3/abort.h"
+#include "ns3/log.h"
+#include "ns3/nstime.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RdmaDevice");
+NS_OBJECT_ENSURE_REGISTERED(RdmaDevice);
+
+TypeId
+RdmaDevice::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::RdmaDevice").SetParent<Object>().SetGroupName("Rdma");
+    return tid;
+}
+
+void
+RdmaDevice::Setup(Ptr<Node> node, uint32_t index, RdmaPacketPool* pool, RdmaCounters* counters)
+{
+    m_node = node;
+    m_index = index;
+    m_context = node->GetId();
+    m_pool = pool;
+    m_counters = counters;
+    m_stepsPerSecond = static_cast<uint64_t>(Seconds(1).GetTimeStep());
+    // wire*8*steps/s must fit in 64 bits for any frame (see Transmit).
+    NS_ABORT_MSG_IF(m_stepsPerSecond > 1000000000000ULL,
+                    "RDMA model needs a time resolution of 1 ps or coarser");
+}
+
+uint32_t
+RdmaDevice::AddPort(uint32_t linkId, uint64_t rateBps, int64_t delaySteps)
+{
+    RdmaPort port;
+    port.linkId = linkId;
+    port.rateBps = rateBps;
+    port.delay = delaySteps;
+    m_ports.push_back(port);
+    return static_cast<uint32_t>(m_ports.size() - 1);
+}
+
+void
+RdmaDevice::ConnectPort(uint32_t port, RdmaDevice* peer, uint32_t peerPort)
+{
+    m_ports[port].peer = peer;
+    m_ports[port].peerPort = peerPort;
+    m_ports[port].peerContext = peer->m_context;
+}
+
+void
+RdmaDevice::SetRoutes(std::vector<uint32_t> offsets, std::vector<uint16_t> ports, uint64_t ecmpSeed)
+{
+    m_routeOffsets = std::move(offsets);
+    m_routePorts = std::move(ports);
+    m_ecmpSeed = ecmpSeed;
+}
+
+bool
+RdmaDevice::HasRoute(uint32_t dst) const
+{
+    return dst + 1 < m_routeOffsets.size() && m_routeOffsets[dst + 1] > m_routeOffsets[dst];
+}
+
+uint32_t
+RdmaDevice::SelectPort(uint32_t src, uint32_t dst, uint32_t flow) const
+{
+    const uint32_t first = m_routeOffsets[dst];
+    const uint32_t n = m_routeOffsets[dst + 1] - first;
+    if (n == 1)
+    {
+        return m_routePorts[first];
+    }
+    const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
+    const uint64_t h = RdmaMix64(RdmaMix64(key ^ m_ecmpSeed) ^ flow);
+    return m_routePorts[first + h % n];
+}
+
+void
+RdmaDevice::ShiftPort(uint32_t port, int64_t dtSteps)
+{
+    RdmaPort& p = m_ports[port];
+    p.busyUntil += dtSteps;
+    if (p.servicePending)
+    {
+        p.serviceAt += dtSteps;
+    }
+}
+
+uint32_t
+RdmaDevice::GetIndex() const
+{
+    return m_index;
+}
+
+Ptr<Node>
+RdmaDevice::GetNode() const
+{
+    return m_node;
+}
+
+uint32_t
+RdmaDevice::GetNPorts() const
+{
+    return static_cast<uint32_t>(m_ports.size());
+}
+
+const RdmaPort&
+RdmaDevice::GetPort(uint32_t i) const
+{
+    return m_ports.at(i);
+}
+
+void
+RdmaDevice::DoDispose()
+{
+    for (auto& port : m_ports)
+    {
+        port.service.Cancel();
+        port.peer = nullptr;
+    }
+    m_node = nullptr;
+    Object::DoDispose();
+}
+
+void
+RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
+{
+    // Exact serialization time in time steps; the remainder is carried to the
+    // next frame so a busy port runs at exactly its rate.
+    const uint64_t bits = static_cast<uint64_t>(p->wire) * 8 * m_stepsPerSecond + port.txCarry;
+    const int64_t tx = static_cast<int64_t>(bits / port.rateBps);
+    port.txCarry = bits % port.rateBps;
+    port.busyUntil = NowSteps() + tx;
+    port.txFrames++;
+    port.txBytes += p->wire;
+    m_counters->arrivalEvents++;
+    wormhole::OwnerScope owner(port.linkId);
+    Simulator::ScheduleWithContext(port.peerContext,
+                                   TimeStep(tx + port.delay),
+                                   &RdmaDevice::Receive,
+                                   port.peer,
+                                   port.peerPort,
+                                   p);
+}
+
+void
+RdmaDevice::ScheduleService(RdmaPort& port, uint32_t portIndex, int64_t at)
+{
+    const int64_t now = NowSteps();
+    at = std::max(at, now);
+    if (port.servicePending)
+    {
+        if (port.serviceAt <= at)
+        {
+            return;
+        }
+        port.service.Cancel();
+    }
+    port.servicePending = true;
+    port.serviceAt = at;
+    m_counters->serviceEvents++;
+    wormhole::OwnerScope owner(port.linkId);
+    port.service = Simulator::Schedule(TimeStep(at - now),
+                                       &RdmaDevice::ServiceEvent,
+                                       this,
+                                       portIndex);
+}
+
+void
+RdmaDevice::ServiceEvent(uint32_t port)
+{
+    m_ports[port].servicePending = false;
+    Service(port);
+}
+
+} // namespace ns3

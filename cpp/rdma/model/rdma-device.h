@@ -1,0 +1,140 @@
+// What host NICs and switches share: ports that serialize frames onto
+// directed channels, the routing table with its ECMP choice, and the model's
+// counters.
+#ifndef RDMA_DEVICE_H
+#define RDMA_DEVICE_H
+
+#include "rdma-packet.h"
+
+#include "ns3/event-id.h"
+#include "ns3/node.h"
+#include "ns3/object.h"
+#include "ns3/simulator.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+
+class RdmaDevice;
+
+/// Model-wide counters, owned by RdmaNetwork. The *Events fields count the
+/// events the model scheduled, by purpose.
+struct RdmaCounters
+{
+    uint64_t dataPackets = 0;          ///< DATA frames sent by hosts, retransmissions included
+    uint64_t retransmittedPackets = 0; ///< DATA frames carrying bytes sent before
+    uint64_t acks = 0;                 ///< ACK frames sent
+    uint64_t nacks = 0;                ///< NACK frames sent
+    uint64_t cnps = 0;                 ///< congestion notifications received by senders
+    uint64_t timeouts = 0;             ///< retransmission timeouts that rewound a flow
+    uint64_t drops = 0;                ///< frames dropped by switch MMUs
+    uint64_t ecnMarks = 0;             ///< DATA frames marked CE
+    uint64_t pauses = 0;               ///< PFC PAUSE frames sent
+    uint64_t resumes = 0;              ///< PFC RESUME frames sent
+    uint64_t arrivalEvents = 0;        ///< frame arrivals at the far end of a channel
+    uint64_t serviceEvents = 0;        ///< port-free / pacing wake-ups
+    uint64_t ccEvents = 0;             ///< congestion-control timers
+    uint64_t retransmitEvents = 0;     ///< retransmission-timeout checks
+    uint64_t otherEvents = 0;          ///< flow starts, samplers
+};
+
+/// One end of a link: the transmitter of its directed channel and the
+/// receiver of the opposite one.
+struct RdmaPort
+{
+    uint32_t linkId = 0;     ///< index of the link spec (owner of its events)
+    uint64_t rateBps = 0;
+    int64_t delay = 0;       ///< propagation delay, in time steps
+    RdmaDevice* peer = nullptr;
+    uint32_t peerPort = 0;
+    uint32_t peerContext = 0; ///< ns-3 node id of the peer (event context)
+
+    int64_t busyUntil = 0;    ///< time step at which the frame on the wire ends
+    uint64_t txCarry = 0;     ///< serialization remainder, so rates are exact on average
+    bool servicePending = false;
+    int64_t serviceAt = 0;
+    EventId service;
+    uint8_t pausedMask = 0;   ///< priorities the peer paused with PFC
+
+    uint64_t txFrames = 0;
+    uint64_t txBytes = 0;
+};
+
+class RdmaDevice : public Object
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// A frame has fully arrived on `port` (scheduled by the peer's transmitter).
+    virtual void Receive(uint32_t port, RdmaPacket* p) = 0;
+
+    /// Called once by RdmaNetwork before any port is added.
+    void Setup(Ptr<Node> node, uint32_t index, RdmaPacketPool* pool, RdmaCounters* counters);
+    /// @return the new port's index (derived classes add their per-port state)
+    virtual uint32_t AddPort(uint32_t linkId, uint64_t rateBps, int64_t delaySteps);
+    void ConnectPort(uint32_t port, RdmaDevice* peer, uint32_t peerPort);
+
+    /// Routing table in CSR form: the equal-cost ports towards destination
+    /// node d are ports[offsets[d] .. offsets[d+1]).
+    void SetRoutes(std::vector<uint32_t> offsets, std::vector<uint16_t> ports, uint64_t ecmpSeed);
+    bool HasRoute(uint32_t dst) const;
+    /// ECMP: a deterministic hash of (src, dst, flow) and this device's seed.
+    uint32_t SelectPort(uint32_t src, uint32_t dst, uint32_t flow) const;
+
+    /// The Wormhole kernel moved the pending events of this port's link by
+    /// dtSteps: move the port's own timestamps with them.
+    void ShiftPort(uint32_t port, int64_t dtSteps);
+
+    uint32_t GetIndex() const;
+    Ptr<Node> GetNode() const;
+    uint32_t GetNPorts() const;
+    const RdmaPort& GetPort(uint32_t i) const;
+
+  protected:
+    void DoDispose() override;
+
+    /// Send the port's next frame, if any; called when the port is free.
+    virtual void Service(uint32_t port) = 0;
+
+    /// Put `p` on the wire now: the port is busy for wire*8/rate and the peer
+    /// receives the frame one propagation delay after its last bit.
+    void Transmit(RdmaPort& port, RdmaPacket* p);
+    /// Make sure Service(port) runs at time step `at` at the latest.
+    void ScheduleService(RdmaPort& port, uint32_t portIndex, int64_t at);
+
+    static int64_t NowSteps()
+    {
+        return Simulator::Now().GetTimeStep();
+    }
+
+    std::vector<RdmaPort> m_ports;
+    Ptr<Node> m_node;
+    uint32_t m_index = 0;   ///< model node index
+    uint32_t m_context = 0; ///< ns-3 node id
+    RdmaPacketPool* m_pool = nullptr;
+    RdmaCounters* m_counters = nullptr;
+    uint64_t m_stepsPerSecond = 0;
+
+  private:
+    void ServiceEvent(uint32_t port);
+
+    std::vector<uint32_t> m_routeOffsets;
+    std::vector<uint16_t> m_routePorts;
+    uint64_t m_ecmpSeed = 0;
+};
+
+/// 64-bit finalizer (splitmix64): spreads every input bit over the output.
+inline uint64_t
+RdmaMix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,300 @@
+#include "rdma-switch.h"
+
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("RdmaSwitch");
+NS_OBJECT_ENSURE_REGISTERED(RdmaSwitch);
+
+TypeId
+RdmaSwitch::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RdmaSwitch")
+            .SetParent<RdmaDevice>()
+            .SetGroupName("Rdma")
+            .AddConstructor<RdmaSwitch>()
+            .AddAttribute("EcnEnabled",
+                          "Mark CE on DATA frames at dequeue",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RdmaSwitch::m_ecnEnabled),
+                          MakeBooleanChecker())
+            .AddAttribute("KminPer100G",
+                          "ECN Kmin in bytes for a 100 Gb/s port (scaled with the port rate)",
+                          UintegerValue(400000),
+                          MakeUintegerAccessor(&RdmaSwitch::m_kminPer100G),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("KmaxPer100G",
+                          "ECN Kmax in bytes for a 100 Gb/s port (scaled with the port rate)",
+                          UintegerValue(1600000),
+                          MakeUintegerAccessor(&RdmaSwitch::m_kmaxPer100G),
+                          MakeUintegerChecker<uint64_t>())
+            .AddAttribute("Pmax",
+                          "Marking probability at Kmax",
+                          DoubleValue(0.2),
+                          MakeDoubleAccessor(&RdmaSwitch::m_pmax),
+                          MakeDoubleChecker<double>(0.0, 1.0))
+            .AddAttribute("EcmpSeed",
+                          "Mixed with the network seed and the node index into this "
+                          "switch's ECMP hash seed",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdmaSwitch::m_ecmpSeed),
+                          MakeUintegerChecker<uint64_t>())
+            .AddTraceSource("Pfc",
+                            "A PFC frame is sent: port, priority, true for PAUSE",
+                            MakeTraceSourceAccessor(&RdmaSwitch::m_pfcTrace),
+                            "ns3::RdmaSwitch::PfcTracedCallback")
+            .AddTraceSource("Drop",
+                            "The MMU dropped a frame: ingress port, frame",
+                            MakeTraceSourceAccessor(&RdmaSwitch::m_dropTrace),
+                            "ns3::RdmaSwitch::DropTracedCallback");
+    return tid;
+}
+
+uint32_t
+RdmaSwitch::AddPort(uint32_t linkId, uint64_t rateBps, int64_t delaySteps)
+{
+    m_egress.emplace_back();
+    return RdmaDevice::AddPort(linkId, rateBps, delaySteps);
+}
+
+void
+RdmaSwitch::SetMmu(Ptr<RdmaSwitchMmu> mmu)
+{
+    m_mmu = mmu;
+}
+
+Ptr<RdmaSwitchMmu>
+RdmaSwitch::GetMmu() const
+{
+    return m_mmu;
+}
+
+void
+RdmaSwitch::ConfigureEcn(uint64_t seed)
+{
+    for (size_t i = 0; i < m_ports.size(); ++i)
+    {
+        const double scale = static_cast<double>(m_ports[i].rateBps) / 100e9;
+        m_egress[i].kmin = static_cast<uint64_t>(static_cast<double>(m_kminPer100G) * scale);
+        m_egress[i].kmax = static_cast<uint64_t>(static_cast<double>(m_kmaxPer100G) * scale);
+    }
+    m_rng = seed;
+}
+
+uint64_t
+RdmaSwitch::GetEcmpSeed() const
+{
+    return m_ecmpSeed;
+}
+
+uint64_t
+RdmaSwitch::GetQueueBytes(uint32_t port) const
+{
+    const Egress& eg = m_egress.at(port);
+    uint64_t bytes = eg.pfc.GetBytes();
+    for (const auto& q : eg.queues)
+    {
+        bytes += q.GetBytes();
+    }
+    return bytes;
+}
+
+uint64_t
+RdmaSwitch::GetPausesSent(uint32_t port) const
+{
+    return m_egress.at(port).pauses;
+}
+
+uint64_t
+RdmaSwitch::GetResumesSent(uint32_t port) const
+{
+    return m_egress.at(port).resumes;
+}
+
+void
+RdmaSwitch::DoDispose()
+{
+    m_egress.clear();
+    m_mmu = nullptr;
+    RdmaDevice::DoDispose();
+}
+
+void
+RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
+{
+    switch (p->kind)
+    {
+    case RdmaPacketKind::PAUSE:
+        m_ports[in].pausedMask |= static_cast<uint8_t>(1u << p->pg);
+        m_pool->Free(p);
+        return;
+    case RdmaPacketKind::RESUME:
+        m_ports[in].pausedMask &= static_cast<uint8_t>(~(1u << p->pg));
+        m_pool->Free(p);
+        Kick(in);
+        return;
+    default:
+        break;
+    }
+    const uint32_t out = SelectPort(p->src, p->dst, p->flow);
+    // Control frames use queue 0, outside the MMU (as HPCC): never dropped
+    // or paused-for.
+    const uint32_t q = p->kind == RdmaPacketKind::DATA ? p->pg : 0;
+    if (q != 0)
+    {
+        if (!m_mmu->Admit(in, out, q, p->wire))
+        {
+            NS_LOG_LOGIC("drop flow " << p->flow << " seq " << p->seq << " at port " << in);
+            m_counters->drops++;
+            m_dropTrace(in, *p);
+            m_pool->Free(p);
+            return;
+        }
+        if (m_mmu->CheckPause(in, q))
+        {
+            SendPfc(in, q, true);
+        }
+    }
+    p->inPort = static_cast<uint16_t>(in);
+    Egress& eg = m_egress[out];
+    eg.queues[q].Push(p);
+    eg.nonEmpty |= static_cast<uint8_t>(1u << q);
+    Kick(out);
+}
+
+void
+RdmaSwitch::Kick(uint32_t port)
+{
+    RdmaPort& p = m_ports[port];
+    if (p.servicePending)
+    {
+        return; // a switch port's pending service is always at busyUntil
+    }
+    if (NowSteps() >= p.busyUntil)
+    {
+        Service(port);
+    }
+    else
+    {
+        ScheduleService(p, port, p.busyUntil);
+    }
+}
+
+RdmaPacket*
+RdmaSwitch::Dequeue(Egress& eg, uint8_t paused, uint32_t& q)
+{
+    if (!eg.pfc.IsEmpty())
+    {
+        q = kQueues;
+        return eg.pfc.Pop();
+    }
+    const uint32_t ready = eg.nonEmpty & ~paused;
+    if (!ready)
+    {
+        return nullptr;
+    }
+    if (ready & 1)
+    {
+        q = 0; // control: strict priority
+    }
+    else
+    {
+        for (uint32_t k = 1; k < kQueues; ++k)
+        {
+            q = (eg.rr + k - 1) % (kQueues - 1) + 1;
+            if (ready >> q & 1)
+            {
+                break;
+            }
+        }
+        eg.rr = static_cast<uint8_t>(q);
+    }
+    RdmaPacket* p = eg.queues[q].Pop();
+    if (eg.queues[q].IsEmpty())
+    {
+        eg.nonEmpty &= static_cast<uint8_t>(~(1u << q));
+    }
+    return p;
+}
+
+void
+RdmaSwitch::Service(uint32_t port)
+{
+    RdmaPort& p = m_ports[port];
+    Egress& eg = m_egress[port];
+    uint32_t q = 0;
+    RdmaPacket* frame = Dequeue(eg, p.pausedMask, q);
+    if (!frame)
+    {
+        return;
+    }
+    const bool data = q != 0 && q != kQueues;
+    const uint32_t in = frame->inPort;
+    if (data)
+    {
+        m_mmu->Release(in, port, q, frame->wire);
+        if (m_ecnEnabled && ShouldMark(eg, m_mmu->GetEgressBytes(port, q)))
+        {
+            frame->ce = true;
+            m_counters->ecnMarks++;
+        }
+    }
+    Transmit(p, frame);
+    if (data && m_mmu->CheckResume(in, q))
+    {
+        SendPfc(in, q, false);
+    }
+    if (!eg.pfc.IsEmpty() || (eg.nonEmpty & ~p.pausedMask))
+    {
+        ScheduleService(p, port, p.busyUntil);
+    }
+}
+
+bool
+RdmaSwitch::ShouldMark(const Egress& eg, uint64_t queueBytes)
+{
+    if (queueBytes > eg.kmax)
+    {
+        return true;
+    }
+    if (queueBytes <= eg.kmin)
+    {
+        return false;
+    }
+    const double u = static_cast<double>(RdmaMix64(m_rng++) >> 11) * 0x1.0p-53;
+    return u < m_pmax * static_cast<double>(queueBytes - eg.kmin) /
+                   static_cast<double>(eg.kmax - eg.kmin);
+}
+
+void
+RdmaSwitch::SendPfc(uint32_t port, uint32_t q, bool pause)
+{
+    NS_LOG_LOGIC((pause ? "PAUSE" : "RESUME") << " port " << port << " priority " << q);
+    RdmaPacket* f = m_pool->Alloc();
+    f->kind = pause ? RdmaPacketKind::PAUSE : RdmaPacketKind::RESUME;
+    f->pg = static_cast<uint8_t>(q);
+    f->src = m_index;
+    f->wire = kRdmaControlBytes;
+    Egress& eg = m_egress[port];
+    eg.pfc.Push(f);
+    if (pause)
+    {
+        eg.pauses++;
+        m_counters->pauses++;
+    }
+    else
+    {
+        eg.resumes++;
+        m_counters->resumes++;
+    }
+    m_pfcTrace(port, q, pause);
+    Kick(port);
+}
+
+} // namespace ns3

@@ -1,0 +1,83 @@
+// Output-queued switch: ECMP forwarding, 8 priority queues per egress port
+// (control frames strict in queue 0, data round robin in its priority group),
+// a shared-buffer MMU with PFC, and ECN marking at dequeue.
+#ifndef RDMA_SWITCH_H
+#define RDMA_SWITCH_H
+
+#include "rdma-device.h"
+#include "rdma-switch-mmu.h"
+
+#include "ns3/traced-callback.h"
+
+#include <vector>
+
+namespace ns3
+{
+
+class RdmaSwitch : public RdmaDevice
+{
+  public:
+    static TypeId GetTypeId();
+
+    /// Signature of the "Pfc" trace: a PFC frame leaves `port`.
+    typedef void (*PfcTracedCallback)(uint32_t port, uint32_t priority, bool pause);
+    /// Signature of the "Drop" trace.
+    typedef void (*DropTracedCallback)(uint32_t inPort, const RdmaPacket& frame);
+
+    void Receive(uint32_t port, RdmaPacket* p) override;
+    uint32_t AddPort(uint32_t linkId, uint64_t rateBps, int64_t delaySteps) override;
+
+    void SetMmu(Ptr<RdmaSwitchMmu> mmu);
+    Ptr<RdmaSwitchMmu> GetMmu() const;
+    /// Derive the per-port ECN thresholds from the port rates and seed the
+    /// marking RNG; call after all ports are added.
+    void ConfigureEcn(uint64_t seed);
+    uint64_t GetEcmpSeed() const;
+
+    uint64_t GetQueueBytes(uint32_t port) const;
+    uint64_t GetPausesSent(uint32_t port) const;
+    uint64_t GetResumesSent(uint32_t port) const;
+
+  protected:
+    void Service(uint32_t port) override;
+    void DoDispose() override;
+
+  private:
+    static constexpr uint32_t kQueues = RdmaSwitchMmu::kQueues;
+
+    struct Egress
+    {
+        RdmaPacketQueue pfc; ///< PFC frames: never paused, ahead of everything
+        RdmaPacketQueue queues[kQueues];
+        uint8_t nonEmpty = 0; ///< bit q: queues[q] holds frames
+        uint8_t rr = kQueues - 1; ///< last data queue served (1..7)
+        uint64_t kmin = 0;
+        uint64_t kmax = 0;
+        uint64_t pauses = 0;
+        uint64_t resumes = 0;
+    };
+
+    void Kick(uint32_t port);
+    /// @return the next frame and its queue (kQueues for a PFC frame)
+    RdmaPacket* Dequeue(Egress& eg, uint8_t paused, uint32_t& q);
+    void SendPfc(uint32_t port, uint32_t q, bool pause);
+    bool ShouldMark(const Egress& eg, uint64_t queueBytes);
+
+    // Attributes.
+    bool m_ecnEnabled;
+    uint64_t m_kminPer100G;
+    uint64_t m_kmaxPer100G;
+    double m_pmax;
+    uint64_t m_ecmpSeed;
+
+    Ptr<RdmaSwitchMmu> m_mmu;
+    std::vector<Egress> m_egress;
+    uint64_t m_rng = 0;
+
+    TracedCallback<uint32_t, uint32_t, bool> m_pfcTrace; ///< port, priority, pause
+    TracedCallback<uint32_t, const RdmaPacket&> m_dropTrace; ///< ingress port, frame
+};
+
+} // namespace ns3
+
+#endif

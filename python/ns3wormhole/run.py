@@ -1,0 +1,182 @@
+"""Run a topology + fabric + flow list under a chosen kernel and get results
+back as numpy arrays. The simulation itself runs in C++ (``_core.run_rdma``);
+nothing here is per packet or per event."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Callable, Literal
+
+import numpy as np
+
+from .errors import InputError
+from .fabric import FabricConfig
+from .flows import FlowSet
+from .topology import Topology
+
+Kernel = Literal["baseline", "wormhole"]
+KERNELS: tuple[str, ...] = ("baseline", "wormhole")
+
+
+@dataclass(frozen=True)
+class WormholeConfig:
+    """Knobs of ``ns3::WormholeSimulatorImpl`` (ns-3 attributes)."""
+
+    fast_forward: bool = True
+    theta: float = 0.05
+    window: int = 2000
+    min_skip_us: float = 20.0
+    completion_margin_us: float = 20.0
+
+    def check(self, source: str = "wormhole") -> None:
+        if not 0 < self.theta < 1:
+            raise InputError(f"{source}.theta", None, f"must be in (0, 1), got {self.theta}")
+        if self.window < 2:
+            raise InputError(f"{source}.window", None, f"must be >= 2 samples, got {self.window}")
+        for name in ("min_skip_us", "completion_margin_us"):
+            if getattr(self, name) < 0:
+                raise InputError(f"{source}.{name}", None, "must not be negative")
+
+    def to_ns3_attributes(self) -> dict[str, str]:
+        base = "ns3::WormholeSimulatorImpl::"
+        return {
+            base + "FastForward": "true" if self.fast_forward else "false",
+            base + "Theta": repr(float(self.theta)),
+            base + "Window": str(int(self.window)),
+            base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
+            base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
+        }
+
+    @classmethod
+    def from_mapping(cls, data: dict, source: str = "wormhole") -> "WormholeConfig":
+        known = {f.name: f for f in fields(cls)}
+        values = {}
+        for key, value in data.items():
+            if key not in known:
+                raise InputError(f"{source}.{key}", None, f"unknown key; known: {', '.join(known)}")
+            want = type(getattr(cls(), key))
+            if want is bool and not isinstance(value, bool):
+                raise InputError(f"{source}.{key}", None, f"must be true or false, got {value!r}")
+            if want in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise InputError(f"{source}.{key}", None, f"must be a number, got {value!r}")
+            values[key] = want(value)
+        cfg = cls(**values)
+        cfg.check(source)
+        return cfg
+
+
+FLOW_DTYPE = np.dtype(
+    [
+        ("id", np.uint32), ("src", np.uint32), ("dst", np.uint32), ("pg", np.uint32),
+        ("bytes", np.uint64), ("start_ns", np.int64), ("finish_ns", np.int64), ("fct_ns", np.int64),
+        ("ideal_fct_ns", np.float64), ("data_packets", np.uint64), ("retransmitted_packets", np.uint64),
+        ("timeouts", np.uint64), ("credited_bytes", np.uint64),
+    ]
+)
+
+
+def _table(columns: dict[str, np.ndarray]) -> np.ndarray:
+    """Dict of equal-length columns -> one structured array."""
+    names = list(columns)
+    n = len(columns[names[0]]) if names else 0
+    out = np.empty(n, dtype=[(k, np.asarray(columns[k]).dtype) for k in names])
+    for k in names:
+        out[k] = columns[k]
+    return out
+
+
+@dataclass
+class RunResult:
+    kernel: str
+    wall_s: float
+    setup_s: float
+    events: int
+    sim_time_ns: int
+    interrupted: bool
+    flows: np.ndarray  # FLOW_DTYPE
+    pfc: np.ndarray  # node, port, link, pauses, resumes
+    queues: np.ndarray  # time_ns, link, node, bytes
+    rates: np.ndarray  # time_ns, flow, rate_bps (CC rate), delivered_bytes
+    counters: dict[str, int]
+    stats: dict[str, int]
+    flow_time_skipped_ns: dict[int, int] = field(default_factory=dict)
+    paths: list[list[int]] = field(default_factory=list)
+
+    @property
+    def completed(self) -> np.ndarray:
+        return self.flows["finish_ns"] >= 0
+
+    @property
+    def makespan_ns(self) -> int:
+        done = self.flows["finish_ns"][self.completed]
+        return int(done.max()) if done.size else 0
+
+    def fct_by_id(self) -> dict[int, int]:
+        return {int(i): int(f) for i, f in zip(self.flows["id"], self.flows["fct_ns"])}
+
+
+ProgressFn = Callable[[int, int, int], None]
+
+
+def run_flows(
+    topology: Topology,
+    flows: FlowSet,
+    fabric: FabricConfig | None = None,
+    kernel: Kernel = "baseline",
+    wormhole: WormholeConfig | None = None,
+    stop_ns: int = 0,
+    progress: ProgressFn | None = None,
+    check: bool = True,
+) -> RunResult:
+    """Simulate ``flows`` on ``topology`` with ``fabric`` parameters under
+    ``kernel`` ("baseline" = ns-3's DefaultSimulatorImpl, "wormhole" =
+    ns3::WormholeSimulatorImpl). ``progress(now_ns, flows_done, flows_total)``
+    is called a few times a second of wall time."""
+    from . import _core
+
+    if kernel not in KERNELS:
+        raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    fabric = fabric or FabricConfig()
+    wormhole = wormhole or WormholeConfig()
+    wormhole.check()
+    if check:
+        flows.validate(topology)
+        fabric.check_topology(topology)
+    attributes = fabric.to_ns3_attributes()
+    attributes.update(wormhole.to_ns3_attributes())
+    raw = _core.run_rdma(
+        num_nodes=topology.num_nodes,
+        is_switch=np.asarray(topology.is_switch, dtype=np.uint8),
+        link_a=topology.link_a,
+        link_b=topology.link_b,
+        rate_bps=topology.rate_bps,
+        delay_ns=topology.delay_ns,
+        flow_id=flows.id,
+        flow_src=flows.src,
+        flow_dst=flows.dst,
+        flow_pg=flows.pg,
+        flow_bytes=flows.bytes,
+        flow_start_ns=flows.start_ns,
+        attributes=attributes,
+        kernel=kernel,
+        stop_ns=int(stop_ns),
+        progress=progress,
+    )
+    stats = dict(_core.kernel_stats()) if kernel == "wormhole" else {"events_executed": int(raw["events"])}
+    skipped = dict(_core.flow_time_skipped()) if kernel == "wormhole" else {}
+    return RunResult(
+        kernel=kernel,
+        wall_s=float(raw["wall_s"]),
+        setup_s=float(raw["setup_s"]),
+        events=int(raw["events"]),
+        sim_time_ns=int(raw["sim_time_ns"]),
+        interrupted=bool(raw["interrupted"]),
+        flows=_table(raw["flows"]).astype(FLOW_DTYPE),
+        pfc=_table(raw["pfc"]),
+        queues=_table(raw["queues"]),
+        rates=_table(raw["rates"]),
+        counters=dict(raw["counters"]),
+        stats=stats,
+        flow_time_skipped_ns={int(k): int(v) for k, v in skipped.items()},
+        paths=[list(p) for p in raw["paths"]],
+    )
