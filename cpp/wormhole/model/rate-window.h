@@ -31,9 +31,13 @@ class RateWindow
     void Push(uint64_t timeNs, double rate, uint64_t acked);
 
     bool Full() const;
+    /// Samples pushed since the last Clear() (may exceed the capacity).
+    uint64_t Pushed() const;
     uint32_t Size() const;
     double Mean() const;
     double Spread() const; ///< (max - min) / mean; +inf when empty
+    /// Least-squares slope of rate over time (rate units per ns); O(size).
+    double Slope() const;
     const Sample& Oldest() const;
     const Sample& Newest() const;
     /// The sample at position k from the oldest (0 <= k < Size()).

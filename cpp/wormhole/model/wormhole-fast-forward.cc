@@ -168,6 +168,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     PartitionState& st = StateOf(partition);
     st.steadyFlows = 0;
     st.locked = false;
+    st.retryAfter = 0;
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
         FlowState& fs = m_flows[flow];
@@ -212,8 +213,26 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     FlowState& fs = it->second;
     fs.acked = ackedBytes;
     fs.sent = sentBytes;
-    fs.window.Push(m_currentTs, ccRateBps, ackedBytes);
-    if (!fs.window.Full())
+    // A sample is the delivered payload rate over the (up to) l
+    // acknowledgements before this one: a per-packet CC rate swings by tens
+    // of percent under DCQCN's sawtooth, while a rate measured over l packets
+    // adapts its time scale to the flow's speed (160 us for a lone 100G flow,
+    // about 1 ms for one of eight sharing it).
+    if (fs.window.Size() == 0)
+    {
+        fs.window.Push(m_currentTs, 0.0, ackedBytes);
+        return;
+    }
+    const auto& oldest = fs.window.Oldest();
+    if (m_currentTs <= oldest.timeNs)
+    {
+        return;
+    }
+    const double rate =
+        static_cast<double>(ackedBytes - oldest.acked) * 8e9 / static_cast<double>(m_currentTs - oldest.timeNs);
+    fs.window.Push(m_currentTs, rate, ackedBytes);
+    // Steady needs l samples that each span l acknowledgements.
+    if (fs.window.Pushed() < 2 * static_cast<uint64_t>(m_window))
     {
         return;
     }
@@ -225,7 +244,7 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         fs.steady = steady;
         st.steadyFlows += steady ? 1 : -1;
     }
-    if (steady && !st.locked && !st.skipping &&
+    if (steady && !st.locked && !st.skipping && m_currentTs >= st.retryAfter &&
         st.steadyFlows == m_partitions.Get(partition).flows.size())
     {
         TryFastForward(partition);
@@ -238,42 +257,71 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     PartitionState& st = StateOf(partition);
     const auto& flows = m_partitions.Get(partition).flows;
     const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    const double minSkip = static_cast<double>(m_minSkip.GetNanoSeconds());
     std::vector<std::pair<uint32_t, double>> rates;
     rates.reserve(flows.size());
-    double dt = std::numeric_limits<double>::infinity();
+    double untilCompletion = std::numeric_limits<double>::infinity();
+    double untilDrift = std::numeric_limits<double>::infinity();
     for (uint32_t flow : flows)
     {
         const FlowState& fs = m_flows[flow];
-        const auto& oldest = fs.window.Oldest();
         // A flow that has been silent (paused, blocked) for a while has a
         // stale window: not steady in any useful sense.
-        if (m_currentTs - fs.window.Newest().timeNs > static_cast<uint64_t>(m_minSkip.GetNanoSeconds()))
+        if (m_currentTs - fs.window.Newest().timeNs > static_cast<uint64_t>(minSkip))
         {
             return;
         }
-        const double span = static_cast<double>(m_currentTs - oldest.timeNs);
-        // The credited rate is the payload throughput actually achieved over
-        // the window (it includes header overhead, pauses and pacing gaps),
-        // not the CC rate, whose mean can sit above what the link delivers.
-        const double rate = span > 0 ? static_cast<double>(fs.acked - oldest.acked) * 8e9 / span : 0;
+        // R-hat is the window mean (Eq. 7). Samples are delivered payload
+        // rates, so it includes header overhead, pauses and pacing gaps,
+        // unlike the CC rate, whose mean can sit above what the link delivers.
+        const double rate = fs.window.Mean();
         if (rate <= 0)
         {
             st.locked = true;
             return;
         }
+        // A rate still trending (a ramp after a competitor left) would drift
+        // away from R-hat during the skip, and the frozen partition resumes
+        // mid-ramp: allow at most theta/2 of drift at the fitted slope.
+        const double slope = std::abs(fs.window.Slope());
+        if (slope > 0)
+        {
+            untilDrift = std::min(untilDrift, 0.5 * m_theta * rate / slope);
+        }
         const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
                                  static_cast<double>(fs.credited);
         const double margin = static_cast<double>(fs.sent - fs.acked) + rate * marginNs / 8e9;
-        dt = std::min(dt, (remaining - margin) * 8e9 / rate);
+        untilCompletion = std::min(untilCompletion, (remaining - margin) * 8e9 / rate);
         rates.emplace_back(flow, rate);
     }
-    if (!(dt >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    const bool driftLimited = untilDrift < untilCompletion;
+    const double dt = std::min(untilDrift, untilCompletion);
+    if (!(dt >= minSkip))
     {
-        // Too close to a completion to be worth it; wait for the change.
-        st.locked = true;
+        if (driftLimited)
+        {
+            // Still ramping: look again once the window has moved on.
+            const auto& w = m_flows[flows.front()].window;
+            st.retryAfter = m_currentTs + (w.Newest().timeNs - w.Oldest().timeNs) / 4;
+        }
+        else
+        {
+            // Too close to a completion to be worth it; wait for the change.
+            st.locked = true;
+        }
         return;
     }
     const auto skip = static_cast<int64_t>(dt);
+    if (g_log.IsEnabled(LOG_LEVEL_DEBUG))
+    {
+        double total = 0;
+        for (const auto& r : rates)
+        {
+            total += r.second;
+        }
+        NS_LOG_DEBUG("rates (Gbps): total " << total / 1e9 << " over " << rates.size() << " flows"
+                                            << (driftLimited ? ", drift-limited" : ""));
+    }
     NS_LOG_INFO("fast-forward partition " << partition << " (" << flows.size() << " flows) by "
                                           << skip << " ns at " << m_currentTs);
     ShiftPartition(partition, skip);
@@ -287,12 +335,15 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
             FlowSeam::creditor->CreditFlow(flow, bytes, skip);
         }
     }
-    st.creditRates = std::move(rates);
-    st.skipping = true;
-    st.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
-    // The skip ends just before a completion: nothing to gain from another
-    // one until a flow leaves or joins.
-    st.locked = true;
+    // The windows now straddle a gap of dT without progress: start afresh.
+    ResetPartition(partition);
+    PartitionState& after = StateOf(partition);
+    after.creditRates = std::move(rates);
+    after.skipping = true;
+    after.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
+    // A skip that ends just before a completion leaves nothing to gain until
+    // a flow leaves or joins; a drift-limited one may be followed by another.
+    after.locked = !driftLimited;
     m_stats.fastForwards++;
     m_stats.timeSkippedNs += skip;
 }

@@ -47,8 +47,10 @@ WormholeSimulatorImpl::GetTypeId()
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_theta),
                                           MakeDoubleChecker<double>(0.0, 1.0))
                             .AddAttribute("Window",
-                                          "Rate samples (one per acknowledgement) a flow must "
-                                          "show before it can be called steady",
+                                          "Steady-state window l: a flow is steady when its last "
+                                          "l rate samples (one per acknowledgement, each the "
+                                          "delivered rate over the l acknowledgements before it) "
+                                          "spread by less than Theta",
                                           UintegerValue(2000),
                                           MakeUintegerAccessor(&WormholeSimulatorImpl::m_window),
                                           MakeUintegerChecker<uint32_t>(2))
@@ -90,7 +92,7 @@ WormholeSimulatorImpl::~WormholeSimulatorImpl()
 {
     if (g_live == this)
     {
-        g_lastStats = m_stats;
+        Publish();
         g_live = nullptr;
     }
     if (wormhole::FlowSeam::listener == this)
@@ -141,13 +143,7 @@ WormholeSimulatorImpl::DoDispose()
     }
     if (g_live == this)
     {
-        g_lastStats = m_stats;
-        const auto counters = m_partitions.GetCounters();
-        g_lastStats.partitionsFormed = counters.formed;
-        g_lastStats.partitionsMerged = counters.merged;
-        g_lastStats.partitionsSplit = counters.split;
-        g_lastFlowSkipped.assign(m_flowSkipped.begin(), m_flowSkipped.end());
-        std::sort(g_lastFlowSkipped.begin(), g_lastFlowSkipped.end());
+        Publish();
     }
     SimulatorImpl::DoDispose();
 }
@@ -440,38 +436,39 @@ WormholeSimulatorImpl::GetEventCount() const
     return m_stats.eventsExecuted;
 }
 
-const WormholeKernelStats&
+WormholeKernelStats
 WormholeSimulatorImpl::GetStats() const
 {
-    return m_stats;
-}
-
-WormholeKernelStats
-WormholeSimulatorImpl::LastStats()
-{
-    if (!g_live)
-    {
-        return g_lastStats;
-    }
-    WormholeKernelStats s = g_live->m_stats;
-    const auto counters = g_live->m_partitions.GetCounters();
+    WormholeKernelStats s = m_stats;
+    const auto counters = m_partitions.GetCounters();
     s.partitionsFormed = counters.formed;
     s.partitionsMerged = counters.merged;
     s.partitionsSplit = counters.split;
     return s;
 }
 
+void
+WormholeSimulatorImpl::Publish() const
+{
+    g_lastStats = GetStats();
+    g_lastFlowSkipped.assign(m_flowSkipped.begin(), m_flowSkipped.end());
+    std::sort(g_lastFlowSkipped.begin(), g_lastFlowSkipped.end());
+}
+
+WormholeKernelStats
+WormholeSimulatorImpl::LastStats()
+{
+    return g_live ? g_live->GetStats() : g_lastStats;
+}
+
 std::vector<std::pair<uint32_t, int64_t>>
 WormholeSimulatorImpl::LastFlowSkipped()
 {
-    if (!g_live)
+    if (g_live)
     {
-        return g_lastFlowSkipped;
+        g_live->Publish();
     }
-    std::vector<std::pair<uint32_t, int64_t>> out(g_live->m_flowSkipped.begin(),
-                                                   g_live->m_flowSkipped.end());
-    std::sort(out.begin(), out.end());
-    return out;
+    return g_lastFlowSkipped;
 }
 
 bool

@@ -16,6 +16,7 @@
 #include "ns3/simulator-impl.h"
 
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -73,7 +74,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     uint32_t GetContext() const override;
     uint64_t GetEventCount() const override;
 
-    const WormholeKernelStats& GetStats() const;
+    /// Counters so far, partitions included.
+    WormholeKernelStats GetStats() const;
 
     // wormhole::FlowListener: flow facts from the transport model.
     void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) override;
@@ -96,6 +98,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
   private:
     void DoDispose() override;
     void ProcessOneEvent();
+    /// Copies the statistics where LastStats()/LastFlowSkipped() find them.
+    void Publish() const;
     /// Moves events scheduled from other threads into the queue.
     void ProcessEventsWithContext();
     /// Inserts an event at absolute time `ts` and returns its id.
@@ -143,6 +147,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool locked = false; ///< no new skip until the partition changes
         bool skipping = false;
         uint64_t skipEnd = 0;
+        uint64_t retryAfter = 0; ///< no skip attempt before this time
         std::vector<std::pair<uint32_t, double>> creditRates; ///< (flow, bps) of the current skip
     };
 
