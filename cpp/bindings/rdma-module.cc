@@ -2,6 +2,9 @@
 // Python never sees a packet or an event: it hands over the topology, flows
 // and attribute strings, and gets numpy columns back.
 #include "rdma-network.h"
+#ifdef NS3WH_HAVE_WORKLOAD
+#include "workload-executor.h"
+#endif
 #include "wormhole-simulator-impl.h"
 
 #include "ns3/config.h"
@@ -66,6 +69,7 @@ struct Watchdog
     Ptr<RdmaNetwork> net;
     Time interval;
     py::object progress;
+    std::function<bool()> busy;
     bool interrupted = false;
     std::chrono::steady_clock::time_point lastCall = std::chrono::steady_clock::now();
 
@@ -87,42 +91,35 @@ struct Watchdog
                 progress(Simulator::Now().GetNanoSeconds(), net->GetNCompletedFlows(), net->GetNFlows());
             }
         }
-        if (net->GetNCompletedFlows() < net->GetNFlows())
+        if (busy())
         {
             Simulator::Schedule(interval, &Watchdog::Tick, this);
         }
     }
 };
 
-py::dict
-RunRdma(uint32_t numNodes,
-        py::array_t<uint8_t, py::array::c_style | py::array::forcecast> isSwitch,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> linkA,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> linkB,
-        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> rateBps,
-        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> delayNs,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowId,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowSrc,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowDst,
-        py::array_t<uint32_t, py::array::c_style | py::array::forcecast> flowPg,
-        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> flowBytes,
-        py::array_t<uint64_t, py::array::c_style | py::array::forcecast> flowStartNs,
-        const std::map<std::string, std::string>& attributes,
-        const std::string& kernel,
-        int64_t stopNs,
-        py::object progress,
-        int64_t watchdogIntervalNs)
+using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+using U32 = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+using U64 = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
+using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+/// Topology columns as they come from ns3wormhole.topology.Topology.
+struct TopologyArrays
 {
-    const size_t nLinks = linkA.size();
-    if (linkB.size() != nLinks || rateBps.size() != nLinks || delayNs.size() != nLinks)
+    uint32_t numNodes;
+    U8 isSwitch;
+    U32 linkA, linkB;
+    U64 rateBps, delayNs;
+};
+
+/// Selects the kernel, applies attribute defaults and builds the fabric.
+Ptr<RdmaNetwork>
+BuildNetwork(const TopologyArrays& topo, const std::map<std::string, std::string>& attributes, const std::string& kernel)
+{
+    const size_t nLinks = topo.linkA.size();
+    if (topo.linkB.size() != nLinks || topo.rateBps.size() != nLinks || topo.delayNs.size() != nLinks)
     {
         throw std::invalid_argument("link arrays differ in length");
-    }
-    const size_t nFlows = flowId.size();
-    if (flowSrc.size() != nFlows || flowDst.size() != nFlows || flowPg.size() != nFlows ||
-        flowBytes.size() != nFlows || flowStartNs.size() != nFlows)
-    {
-        throw std::invalid_argument("flow arrays differ in length");
     }
     Simulator::Destroy(); // whatever an earlier run in this process left
     const std::string impl = kernel == "baseline" ? "ns3::DefaultSimulatorImpl"
@@ -131,21 +128,27 @@ RunRdma(uint32_t numNodes,
                                  : throw std::invalid_argument("kernel must be baseline or wormhole, not " + kernel);
     GlobalValue::Bind("SimulatorImplementationType", StringValue(impl));
     ApplyDefaults(attributes);
-
-    auto t0 = std::chrono::steady_clock::now();
     Ptr<RdmaNetwork> net = CreateObject<RdmaNetwork>();
     std::vector<RdmaLinkSpec> links(nLinks);
     for (size_t i = 0; i < nLinks; ++i)
     {
-        links[i] = {linkA.data()[i], linkB.data()[i], rateBps.data()[i], delayNs.data()[i]};
+        links[i] = {topo.linkA.data()[i], topo.linkB.data()[i], topo.rateBps.data()[i], topo.delayNs.data()[i]};
     }
-    net->Build(numNodes, ToVector(isSwitch), links);
-    for (size_t i = 0; i < nFlows; ++i)
-    {
-        net->AddFlow({flowId.data()[i], flowSrc.data()[i], flowDst.data()[i], flowPg.data()[i],
-                      flowBytes.data()[i], flowStartNs.data()[i]});
-    }
-    Watchdog watchdog{net, NanoSeconds(watchdogIntervalNs), progress};
+    net->Build(topo.numNodes, ToVector(topo.isSwitch), links);
+    return net;
+}
+
+/// Runs to the end (or stop time, or Ctrl-C) with the watchdog polling
+/// Python; returns run-level facts.
+py::dict
+RunSimulation(Ptr<RdmaNetwork> net,
+              std::function<bool()> busy,
+              int64_t stopNs,
+              py::object progress,
+              int64_t watchdogIntervalNs,
+              std::chrono::steady_clock::time_point setupStart)
+{
+    Watchdog watchdog{net, NanoSeconds(watchdogIntervalNs), progress, std::move(busy)};
     if (watchdogIntervalNs > 0)
     {
         Simulator::Schedule(NanoSeconds(watchdogIntervalNs), &Watchdog::Tick, &watchdog);
@@ -160,15 +163,19 @@ RunRdma(uint32_t numNodes,
         Simulator::Run();
     }
     auto t2 = std::chrono::steady_clock::now();
-
     py::dict out;
-    out["kernel"] = kernel;
     out["wall_s"] = std::chrono::duration<double>(t2 - t1).count();
-    out["setup_s"] = std::chrono::duration<double>(t1 - t0).count();
+    out["setup_s"] = std::chrono::duration<double>(t1 - setupStart).count();
     out["events"] = Simulator::GetEventCount();
     out["sim_time_ns"] = Simulator::Now().GetNanoSeconds();
     out["interrupted"] = watchdog.interrupted;
+    return out;
+}
 
+/// Copies the network's results into `out` as numpy columns.
+void
+CollectNetwork(Ptr<RdmaNetwork> net, py::dict& out)
+{
     const auto flows = net->GetFlowRecords();
     py::dict f;
     f["id"] = Column(flows, [](const RdmaFlowRecord& r) { return r.id; });
@@ -242,25 +249,143 @@ RunRdma(uint32_t numNodes,
     }
     out["paths"] = paths;
 
+}
+
+/// Releases the network and the simulator so the next run starts clean.
+void
+Finish(Ptr<RdmaNetwork>& net)
+{
     net->Dispose();
     net = nullptr;
     Simulator::Destroy();
+}
+
+py::dict
+RunRdma(TopologyArrays topo,
+        U32 flowId,
+        U32 flowSrc,
+        U32 flowDst,
+        U32 flowPg,
+        U64 flowBytes,
+        U64 flowStartNs,
+        const std::map<std::string, std::string>& attributes,
+        const std::string& kernel,
+        int64_t stopNs,
+        py::object progress,
+        int64_t watchdogIntervalNs)
+{
+    const size_t nFlows = flowId.size();
+    if (flowSrc.size() != nFlows || flowDst.size() != nFlows || flowPg.size() != nFlows ||
+        flowBytes.size() != nFlows || flowStartNs.size() != nFlows)
+    {
+        throw std::invalid_argument("flow arrays differ in length");
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    Ptr<RdmaNetwork> net = BuildNetwork(topo, attributes, kernel);
+    for (size_t i = 0; i < nFlows; ++i)
+    {
+        net->AddFlow({flowId.data()[i], flowSrc.data()[i], flowDst.data()[i], flowPg.data()[i],
+                      flowBytes.data()[i], flowStartNs.data()[i]});
+    }
+    RdmaNetwork* raw = PeekPointer(net);
+    py::dict out = RunSimulation(
+        net, [raw]() { return raw->GetNCompletedFlows() < raw->GetNFlows(); }, stopNs, progress,
+        watchdogIntervalNs, t0);
+    out["kernel"] = kernel;
+    CollectNetwork(net, out);
+    Finish(net);
     return out;
 }
+
+#ifdef NS3WH_HAVE_WORKLOAD
+py::dict
+RunWorkload(TopologyArrays topo,
+            U8 op,
+            U8 kind,
+            U32 src,
+            U32 dst,
+            U64 bytes,
+            U64 durationNs,
+            U32 iteration,
+            I64 collective,
+            I64 succPtr,
+            U32 succIdx,
+            const std::map<std::string, std::string>& attributes,
+            const std::string& kernel,
+            int64_t stopNs,
+            py::object progress,
+            int64_t watchdogIntervalNs)
+{
+    const size_t n = op.size();
+    for (size_t len : {kind.size(), src.size(), dst.size(), bytes.size(), durationNs.size(),
+                       iteration.size(), collective.size()})
+    {
+        if (len != n)
+        {
+            throw std::invalid_argument("workload DAG columns differ in length");
+        }
+    }
+    if (succPtr.size() != n + 1 || static_cast<size_t>(succPtr.data()[n]) != succIdx.size())
+    {
+        throw std::invalid_argument("workload DAG successor arrays are inconsistent");
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    Ptr<RdmaNetwork> net = BuildNetwork(topo, attributes, kernel);
+    Ptr<WorkloadExecutor> exec = CreateObject<WorkloadExecutor>();
+    WorkloadDagView view;
+    view.numNodes = static_cast<uint32_t>(n);
+    view.op = op.data();
+    view.kind = kind.data();
+    view.src = src.data();
+    view.dst = dst.data();
+    view.bytes = bytes.data();
+    view.durationNs = durationNs.data();
+    view.iteration = iteration.data();
+    view.collective = collective.data();
+    view.succPtr = succPtr.data();
+    view.succIdx = succIdx.data();
+    exec->SetDag(view);
+    RdmaNetwork* rawNet = PeekPointer(net);
+    WorkloadExecutor* rawExec = PeekPointer(exec);
+    exec->SetStartFlowHook([rawNet](uint32_t s, uint32_t d, uint64_t b) { return rawNet->StartFlowNow(s, d, b, 3); });
+    net->SetFlowCompleteCallback([rawExec](uint32_t id) { rawExec->OnFlowComplete(id); });
+    exec->Start();
+    py::dict out = RunSimulation(
+        net, [rawExec]() { return !rawExec->IsFinished(); }, stopNs, progress, watchdogIntervalNs, t0);
+    out["kernel"] = kernel;
+    CollectNetwork(net, out);
+    py::dict w;
+    w["node_start_ns"] = py::array_t<int64_t>(exec->GetNodeStartNs().size(), exec->GetNodeStartNs().data());
+    w["node_end_ns"] = py::array_t<int64_t>(exec->GetNodeEndNs().size(), exec->GetNodeEndNs().data());
+    w["node_flow_id"] = py::array_t<uint32_t>(exec->GetNodeFlowId().size(), exec->GetNodeFlowId().data());
+    w["iteration_start_ns"] =
+        py::array_t<int64_t>(exec->GetIterationStartNs().size(), exec->GetIterationStartNs().data());
+    w["iteration_end_ns"] = py::array_t<int64_t>(exec->GetIterationEndNs().size(), exec->GetIterationEndNs().data());
+    w["collective_start_ns"] =
+        py::array_t<int64_t>(exec->GetCollectiveStartNs().size(), exec->GetCollectiveStartNs().data());
+    w["collective_end_ns"] =
+        py::array_t<int64_t>(exec->GetCollectiveEndNs().size(), exec->GetCollectiveEndNs().data());
+    w["finished"] = exec->IsFinished();
+    out["workload"] = w;
+    net->SetFlowCompleteCallback(nullptr);
+    exec->Dispose();
+    Finish(net);
+    return out;
+}
+#endif
 
 } // namespace
 
 void
 BindRdma(py::module_& m)
 {
+    py::class_<TopologyArrays>(m, "TopologyArrays")
+        .def(py::init<uint32_t, U8, U32, U32, U64, U64>(),
+             py::arg("num_nodes"), py::arg("is_switch"), py::arg("link_a"), py::arg("link_b"),
+             py::arg("rate_bps"), py::arg("delay_ns"));
     m.def("run_rdma",
           &RunRdma,
-          py::arg("num_nodes"),
-          py::arg("is_switch"),
-          py::arg("link_a"),
-          py::arg("link_b"),
-          py::arg("rate_bps"),
-          py::arg("delay_ns"),
+          py::arg("topology"),
           py::arg("flow_id"),
           py::arg("flow_src"),
           py::arg("flow_dst"),
@@ -273,6 +398,27 @@ BindRdma(py::module_& m)
           py::arg("progress") = py::none(),
           py::arg("watchdog_interval_ns") = 100000,
           "Build the fabric, run the flows under the chosen kernel, return results as numpy columns.");
+#ifdef NS3WH_HAVE_WORKLOAD
+    m.def("run_workload",
+          &RunWorkload,
+          py::arg("topology"),
+          py::arg("op"),
+          py::arg("kind"),
+          py::arg("src"),
+          py::arg("dst"),
+          py::arg("bytes"),
+          py::arg("duration_ns"),
+          py::arg("iteration"),
+          py::arg("collective"),
+          py::arg("succ_ptr"),
+          py::arg("succ_idx"),
+          py::arg("attributes"),
+          py::arg("kernel") = "baseline",
+          py::arg("stop_ns") = 0,
+          py::arg("progress") = py::none(),
+          py::arg("watchdog_interval_ns") = 100000,
+          "Build the fabric, execute a training-step DAG on it, return network and workload results.");
+#endif
 }
 
 } // namespace ns3wh

@@ -142,26 +142,44 @@ def run_flows(
     if check:
         flows.validate(topology)
         fabric.check_topology(topology)
-    attributes = fabric.to_ns3_attributes()
-    attributes.update(wormhole.to_ns3_attributes())
     raw = _core.run_rdma(
-        num_nodes=topology.num_nodes,
-        is_switch=np.asarray(topology.is_switch, dtype=np.uint8),
-        link_a=topology.link_a,
-        link_b=topology.link_b,
-        rate_bps=topology.rate_bps,
-        delay_ns=topology.delay_ns,
+        topology=_topology_arrays(topology),
         flow_id=flows.id,
         flow_src=flows.src,
         flow_dst=flows.dst,
         flow_pg=flows.pg,
         flow_bytes=flows.bytes,
         flow_start_ns=flows.start_ns,
-        attributes=attributes,
+        attributes=_attributes(fabric, wormhole),
         kernel=kernel,
         stop_ns=int(stop_ns),
         progress=progress,
     )
+    return _result(raw, kernel)
+
+
+def _topology_arrays(topology: Topology):
+    from . import _core
+
+    return _core.TopologyArrays(
+        num_nodes=topology.num_nodes,
+        is_switch=np.asarray(topology.is_switch, dtype=np.uint8),
+        link_a=topology.link_a,
+        link_b=topology.link_b,
+        rate_bps=topology.rate_bps,
+        delay_ns=topology.delay_ns,
+    )
+
+
+def _attributes(fabric: FabricConfig, wormhole: WormholeConfig) -> dict[str, str]:
+    attributes = fabric.to_ns3_attributes()
+    attributes.update(wormhole.to_ns3_attributes())
+    return attributes
+
+
+def _result(raw: dict, kernel: str) -> RunResult:
+    from . import _core
+
     stats = dict(_core.kernel_stats()) if kernel == "wormhole" else {"events_executed": int(raw["events"])}
     skipped = dict(_core.flow_time_skipped()) if kernel == "wormhole" else {}
     return RunResult(
@@ -179,4 +197,73 @@ def run_flows(
         stats=stats,
         flow_time_skipped_ns={int(k): int(v) for k, v in skipped.items()},
         paths=[list(p) for p in raw["paths"]],
+    )
+
+
+@dataclass
+class WorkloadResult:
+    """A training-step run: the network's results plus the DAG's timeline."""
+
+    network: RunResult
+    node_start_ns: np.ndarray
+    node_end_ns: np.ndarray
+    node_flow_id: np.ndarray  # model flow id of each flow node (0xffffffff for delays)
+    iteration_start_ns: np.ndarray
+    iteration_end_ns: np.ndarray
+    collective_start_ns: np.ndarray
+    collective_end_ns: np.ndarray
+    finished: bool
+
+    @property
+    def iteration_times_ns(self) -> np.ndarray:
+        return self.iteration_end_ns - self.iteration_start_ns
+
+
+def run_workload(
+    topology: Topology,
+    dag,
+    fabric: FabricConfig | None = None,
+    kernel: Kernel = "baseline",
+    wormhole: WormholeConfig | None = None,
+    stop_ns: int = 0,
+    progress: ProgressFn | None = None,
+) -> WorkloadResult:
+    """Execute a training DAG (``ns3wormhole.workload.build_dag``) on
+    ``topology`` inside ns-3: compute nodes are delays, flow nodes become RDMA
+    queue pairs, a node starts when all its predecessors have finished."""
+    from . import _core
+
+    if kernel not in KERNELS:
+        raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    fabric = fabric or FabricConfig()
+    wormhole = wormhole or WormholeConfig()
+    wormhole.check()
+    hosts = set(int(h) for h in topology.hosts())
+    used = set(np.unique(dag.src[dag.op == 1]).tolist()) | set(np.unique(dag.dst[dag.op == 1]).tolist())
+    missing = sorted(used - hosts)
+    if missing:
+        raise InputError(
+            "workload", None,
+            f"the DAG uses GPU ids {missing[:5]}{'...' if len(missing) > 5 else ''} that are not hosts of "
+            f"topology {topology.name or '(unnamed)'} ({len(hosts)} hosts)",
+        )
+    raw = _core.run_workload(
+        topology=_topology_arrays(topology),
+        op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
+        duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
+        succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,
+        attributes=_attributes(fabric, wormhole),
+        kernel=kernel, stop_ns=int(stop_ns), progress=progress,
+    )
+    w = raw["workload"]
+    return WorkloadResult(
+        network=_result(raw, kernel),
+        node_start_ns=np.asarray(w["node_start_ns"]),
+        node_end_ns=np.asarray(w["node_end_ns"]),
+        node_flow_id=np.asarray(w["node_flow_id"]),
+        iteration_start_ns=np.asarray(w["iteration_start_ns"]),
+        iteration_end_ns=np.asarray(w["iteration_end_ns"]),
+        collective_start_ns=np.asarray(w["collective_start_ns"]),
+        collective_end_ns=np.asarray(w["collective_end_ns"]),
+        finished=bool(w["finished"]),
     )
