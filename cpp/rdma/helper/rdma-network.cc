@@ -562,6 +562,18 @@ RdmaNetwork::ShiftLink(uint32_t linkId, int64_t dtNs)
 }
 
 void
+RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const
+{
+    lineBps = static_cast<double>(m_links.at(linkId).rateBps);
+    // Every host NIC shares the same MTU and header size (ns-3 attribute defaults).
+    auto it = std::find_if(m_nics.begin(), m_nics.end(), [](const Ptr<RdmaNic>& n) { return n != nullptr; });
+    const RdmaNic* nic = it == m_nics.end() ? nullptr : PeekPointer(*it);
+    const double mtu = nic ? nic->GetMtu() : 1000.0;
+    const double header = nic ? nic->GetHeaderBytes() : 48.0;
+    payloadBps = lineBps * mtu / (mtu + header);
+}
+
+void
 RdmaNetwork::ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause)
 {
     m_pfcTrace(node, port, m_devices[node]->GetPort(port).linkId, priority, pause);

@@ -134,6 +134,8 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) override;
     /// Wormhole kernel: the link's pending events moved by dtNs.
     void ShiftLink(uint32_t linkId, int64_t dtNs) override;
+    /// Wormhole kernel: line and payload capacity of the link.
+    void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const override;
 
     // Results (valid during and after Simulator::Run()).
     std::vector<RdmaFlowRecord> GetFlowRecords() const;

@@ -73,6 +73,9 @@ class FlowCreditor
     /// The link's pending events moved by dtNs: move any absolute timestamps
     /// its ports keep (busy-until, pause bookkeeping).
     virtual void ShiftLink(uint32_t linkId, int64_t dtNs) = 0;
+    /// Capacity of one direction of the link: line rate, and the payload
+    /// rate that leaves after per-packet headers.
+    virtual void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const = 0;
 };
 
 /// Process-wide registry joining one model and one kernel.

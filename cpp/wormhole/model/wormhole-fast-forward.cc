@@ -29,11 +29,10 @@ using wormhole::PartitionTracker;
 bool
 WormholeSimulatorImpl::IsPending(const TrackedEvent& e) const
 {
-    if (e.ts < m_currentTs || (e.ts == m_currentTs && e.uid <= m_currentUid))
-    {
-        return false;
-    }
-    return !e.impl->IsCancelled();
+    // Events are tracked without a reference: one still due is still held
+    // by the scheduler (Remove() is recorded in m_removed), so its time alone
+    // says whether the entry is live.
+    return e.ts > m_currentTs || (e.ts == m_currentTs && e.uid > m_currentUid);
 }
 
 void
@@ -46,12 +45,14 @@ WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint3
     }
     // Something outside a skipped partition reached one of its links: bring
     // the partition back to now before the new event joins it.
-    uint32_t partition = m_partitions.PartitionOfLink(owner);
-    if (partition != PartitionTracker::kNone && IsSkipping(partition))
+    if (m_activeSkips > 0)
     {
-        SkipBack(partition);
+        uint32_t partition = m_partitions.PartitionOfLink(owner);
+        if (partition != PartitionTracker::kNone && IsSkipping(partition))
+        {
+            SkipBack(partition);
+        }
     }
-    impl->Ref();
     auto& events = m_linkEvents[owner];
     events.push_back({impl, ts, uid, context});
     if (events.size() >= m_compactAt[owner])
@@ -64,14 +65,7 @@ void
 WormholeSimulatorImpl::CompactLink(uint32_t link)
 {
     auto& events = m_linkEvents[link];
-    auto keep = std::partition(events.begin(), events.end(), [this](const TrackedEvent& e) {
-        return IsPending(e);
-    });
-    for (auto it = keep; it != events.end(); ++it)
-    {
-        it->impl->Unref();
-    }
-    events.erase(keep, events.end());
+    std::erase_if(events, [this](const TrackedEvent& e) { return !IsPending(e); });
     m_compactAt[link] = std::max<size_t>(16, 2 * events.size());
 }
 
@@ -85,6 +79,11 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
     CompactLink(link);
     for (TrackedEvent& e : m_linkEvents[link])
     {
+        if (!m_removed.empty() && m_removed.erase(e.uid))
+        {
+            e.impl = nullptr; // gone from the scheduler; dropped below
+            continue;
+        }
         Scheduler::Event ev;
         ev.impl = e.impl;
         ev.key.m_ts = e.ts;
@@ -96,6 +95,8 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
         m_events->Insert(ev);
         m_shifted[e.uid] = e.ts;
     }
+    // Entries of removed events were skipped above: drop them too.
+    std::erase_if(m_linkEvents[link], [](const TrackedEvent& e) { return e.impl == nullptr; });
 }
 
 void
@@ -128,6 +129,7 @@ WormholeSimulatorImpl::IsSkipping(uint32_t partition)
     if (st.skipping && m_currentTs >= st.skipEnd)
     {
         st.skipping = false; // the skip ran its course
+        --m_activeSkips;
     }
     return st.skipping;
 }
@@ -139,6 +141,7 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
     const int64_t back = static_cast<int64_t>(st.skipEnd - m_currentTs);
     NS_LOG_INFO("skip-back partition " << partition << " by " << back << " ns");
     st.skipping = false;
+    --m_activeSkips;
     ShiftPartition(partition, -back);
     for (const auto& [flow, rate] : st.creditRates)
     {
@@ -166,9 +169,20 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     // The partition's contention pattern changed (or was disturbed): its
     // transient starts again, so every flow must show a fresh steady window.
     PartitionState& st = StateOf(partition);
-    st.steadyFlows = 0;
     st.locked = false;
     st.retryAfter = 0;
+    st.skippedSinceAnchor = 0;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        m_flows[flow].hasAnchor = false;
+    }
+    ClearWindows(partition);
+}
+
+void
+WormholeSimulatorImpl::ClearWindows(uint32_t partition)
+{
+    StateOf(partition).steadyFlows = 0;
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
         FlowState& fs = m_flows[flow];
@@ -190,6 +204,8 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
     FlowState& fs = m_flows[flowId];
     fs = FlowState{};
     fs.bytes = bytes;
+    fs.links = links;
+    fs.firstLink = links.empty() ? 0 : links.front();
     fs.window.SetCapacity(m_window);
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);
@@ -213,6 +229,7 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     FlowState& fs = it->second;
     fs.acked = ackedBytes;
     fs.sent = sentBytes;
+    fs.ccRate = ccRateBps;
     // A sample is the delivered payload rate over the (up to) l
     // acknowledgements before this one: a per-packet CC rate swings by tens
     // of percent under DCQCN's sawtooth, while a rate measured over l packets
@@ -244,11 +261,63 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         fs.steady = steady;
         st.steadyFlows += steady ? 1 : -1;
     }
+    if (steady && !fs.hasAnchor)
+    {
+        const auto& first = fs.window.Oldest();
+        fs.hasAnchor = true;
+        fs.anchorTime = first.timeNs;
+        fs.anchorAcked = first.acked;
+        fs.anchorCredited = fs.credited;
+    }
     if (steady && !st.locked && !st.skipping && m_currentTs >= st.retryAfter &&
         st.steadyFlows == m_partitions.Get(partition).flows.size())
     {
         TryFastForward(partition);
     }
+}
+
+bool
+WormholeSimulatorImpl::WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const
+{
+    if (!FlowSeam::creditor)
+    {
+        return true; // a model that cannot tell capacities: trust the window
+    }
+    const auto& flows = m_partitions.Get(partition).flows;
+    std::unordered_map<uint32_t, double> load;
+    for (const auto& [flow, rate] : rates)
+    {
+        for (uint32_t link : m_flows.at(flow).links)
+        {
+            load[link] += rate;
+        }
+    }
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        double line = 0;
+        double payload = 0;
+        FlowSeam::creditor->GetLinkCapacity(fs.firstLink, line, payload);
+        if (fs.ccRate >= (1 - m_theta) * line)
+        {
+            continue;
+        }
+        bool bottlenecked = false;
+        for (uint32_t link : fs.links)
+        {
+            FlowSeam::creditor->GetLinkCapacity(link, line, payload);
+            if (load[link] >= (1 - m_theta) * payload)
+            {
+                bottlenecked = true;
+                break;
+            }
+        }
+        if (!bottlenecked)
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 void
@@ -262,6 +331,8 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     rates.reserve(flows.size());
     double untilCompletion = std::numeric_limits<double>::infinity();
     double untilDrift = std::numeric_limits<double>::infinity();
+    uint64_t latestAnchor = 0;
+    double spread = 0;
     for (uint32_t flow : flows)
     {
         const FlowState& fs = m_flows[flow];
@@ -271,22 +342,21 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         {
             return;
         }
-        // R-hat is the window mean (Eq. 7). Samples are delivered payload
-        // rates, so it includes header overhead, pauses and pacing gaps,
-        // unlike the CC rate, whose mean can sit above what the link delivers.
-        const double rate = fs.window.Mean();
+        // R-hat: payload delivered since the anchor (credit included) over
+        // the time since. It includes header overhead, pauses and pacing
+        // gaps, unlike the CC rate; and it averages over all the steady time
+        // seen, not one window: per-flow shares under DCQCN wander by +-5%
+        // from one millisecond to the next around a persistent mean.
+        const double since = static_cast<double>(m_currentTs - fs.anchorTime);
+        const double delivered = static_cast<double>(fs.acked - fs.anchorAcked) +
+                                 static_cast<double>(fs.credited - fs.anchorCredited);
+        const double rate = since > 0 ? delivered * 8e9 / since : 0;
+        latestAnchor = std::max(latestAnchor, fs.anchorTime);
+        spread = std::max(spread, fs.window.Spread());
         if (rate <= 0)
         {
             st.locked = true;
             return;
-        }
-        // A rate still trending (a ramp after a competitor left) would drift
-        // away from R-hat during the skip, and the frozen partition resumes
-        // mid-ramp: allow at most theta/2 of drift at the fitted slope.
-        const double slope = std::abs(fs.window.Slope());
-        if (slope > 0)
-        {
-            untilDrift = std::min(untilDrift, 0.5 * m_theta * rate / slope);
         }
         const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
                                  static_cast<double>(fs.credited);
@@ -294,15 +364,33 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         untilCompletion = std::min(untilCompletion, (remaining - margin) * 8e9 / rate);
         rates.emplace_back(flow, rate);
     }
+    // Extrapolate a noisy rate at most MaxExtrapolation times what was
+    // simulated since the anchor; a flat one (a flow alone at line rate,
+    // spread well under theta) is exact and needs no such bound.
+    if (spread > 0.2 * m_theta)
+    {
+        const double observed =
+            static_cast<double>(m_currentTs - latestAnchor) - static_cast<double>(st.skippedSinceAnchor);
+        untilDrift =
+            std::min(untilDrift, m_maxExtrapolation * observed - static_cast<double>(st.skippedSinceAnchor));
+    }
+    if (!WorkConserving(partition, rates))
+    {
+        // Still ramping towards capacity (DCQCN's additive increase after a
+        // competitor left): a window can look flat while the rate climbs.
+        untilDrift = 0;
+    }
     const bool driftLimited = untilDrift < untilCompletion;
     const double dt = std::min(untilDrift, untilCompletion);
     if (!(dt >= minSkip))
     {
         if (driftLimited)
         {
-            // Still ramping: look again once the window has moved on.
+            // Still ramping, or extrapolated far enough for now: look again
+            // after more time simulated packet by packet.
             const auto& w = m_flows[flows.front()].window;
-            st.retryAfter = m_currentTs + (w.Newest().timeNs - w.Oldest().timeNs) / 4;
+            st.retryAfter = m_currentTs + std::max<uint64_t>((w.Newest().timeNs - w.Oldest().timeNs) / 4,
+                                                             static_cast<uint64_t>(minSkip));
         }
         else
         {
@@ -335,11 +423,14 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
             FlowSeam::creditor->CreditFlow(flow, bytes, skip);
         }
     }
-    // The windows now straddle a gap of dT without progress: start afresh.
-    ResetPartition(partition);
+    // The windows now straddle a gap of dT without progress: start them
+    // afresh; the anchors stay, as the pattern has not changed.
+    ClearWindows(partition);
     PartitionState& after = StateOf(partition);
+    after.skippedSinceAnchor += skip;
     after.creditRates = std::move(rates);
     after.skipping = true;
+    ++m_activeSkips;
     after.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
     // A skip that ends just before a completion leaves nothing to gain until
     // a flow leaves or joins; a drift-limited one may be followed by another.

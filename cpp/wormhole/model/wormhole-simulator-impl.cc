@@ -54,6 +54,14 @@ WormholeSimulatorImpl::GetTypeId()
                                           UintegerValue(2000),
                                           MakeUintegerAccessor(&WormholeSimulatorImpl::m_window),
                                           MakeUintegerChecker<uint32_t>(2))
+                            .AddAttribute("MaxExtrapolation",
+                                          "Time skipped since a partition's flows became steady "
+                                          "may be at most this many times the time simulated "
+                                          "packet by packet since then: R-hat is measured, and "
+                                          "its error grows with how far it is extrapolated",
+                                          DoubleValue(8.0),
+                                          MakeDoubleAccessor(&WormholeSimulatorImpl::m_maxExtrapolation),
+                                          MakeDoubleChecker<double>(0.0))
                             .AddAttribute("MinSkip",
                                           "Do not fast-forward by less than this",
                                           TimeValue(MicroSeconds(20)),
@@ -80,7 +88,8 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_mainThreadId(std::this_thread::get_id()),
       m_fastForward(true),
       m_theta(0.05),
-      m_window(2000)
+      m_window(2000),
+      m_maxExtrapolation(8.0)
 {
     NS_LOG_FUNCTION(this);
     g_live = this;
@@ -129,13 +138,6 @@ WormholeSimulatorImpl::DoDispose()
         }
     }
     m_events = nullptr;
-    for (auto& events : m_linkEvents)
-    {
-        for (const TrackedEvent& e : events)
-        {
-            e.impl->Unref();
-        }
-    }
     m_linkEvents.clear();
     if (wormhole::FlowSeam::listener == this)
     {
@@ -383,6 +385,10 @@ WormholeSimulatorImpl::Remove(const EventId& id)
     event.key.m_context = id.GetContext();
     event.key.m_uid = id.GetUid();
     m_events->Remove(event);
+    if (m_tracking)
+    {
+        m_removed.insert(event.key.m_uid);
+    }
     event.impl->Cancel();
     // Whenever we remove an event from the event list, we have to unref it.
     event.impl->Unref();

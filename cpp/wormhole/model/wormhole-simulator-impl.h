@@ -21,6 +21,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -138,7 +139,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t sent = 0;
         int64_t credited = 0;
         bool steady = false;
+        double ccRate = 0;        ///< latest congestion-control rate
+        uint32_t firstLink = 0;   ///< the sender's NIC link
+        std::vector<uint32_t> links;
         wormhole::RateWindow window;
+        /// Start of the first steady window since the pattern last changed:
+        /// R-hat is the rate delivered since then (measured and credited).
+        bool hasAnchor = false;
+        uint64_t anchorTime = 0;
+        uint64_t anchorAcked = 0;
+        int64_t anchorCredited = 0;
     };
 
     struct PartitionState
@@ -148,6 +158,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool skipping = false;
         uint64_t skipEnd = 0;
         uint64_t retryAfter = 0; ///< no skip attempt before this time
+        int64_t skippedSinceAnchor = 0;
         std::vector<std::pair<uint32_t, double>> creditRates; ///< (flow, bps) of the current skip
     };
 
@@ -168,12 +179,18 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     bool IsSkipping(uint32_t partition);
     void SkipBack(uint32_t partition);
     void ResetPartition(uint32_t partition);
+    /// Forget the steady windows (not the anchors) of a partition's flows.
+    void ClearWindows(uint32_t partition);
     void TryFastForward(uint32_t partition);
+    /// Converged rate-based CC is work-conserving: every flow either sends
+    /// at its line rate or crosses a link its partition fills.
+    bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
     uint64_t RealTs(const EventId& id) const;
 
     bool m_fastForward;
     double m_theta;
     uint32_t m_window;
+    double m_maxExtrapolation;
     Time m_minSkip;
     Time m_completionMargin;
     bool m_tracking = false;
@@ -184,6 +201,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<std::vector<TrackedEvent>> m_linkEvents;
     std::vector<size_t> m_compactAt;
     std::unordered_map<uint32_t, uint64_t> m_shifted; ///< uid -> ts of moved, not yet run events
+    std::unordered_set<uint32_t> m_removed;           ///< uids of tracked events Remove()d
+    uint32_t m_activeSkips = 0;                       ///< partitions whose skip may not have ended
     std::unordered_map<uint32_t, int64_t> m_flowSkipped;
 };
 
