@@ -44,7 +44,7 @@ def test_start_rounding(tmp_path: Path, start, ns):
 
 
 def test_round_trip(tmp_path: Path):
-    f = FlowSet.from_lists([0, 1, 2, 3], [4, 4, 5, 0], [10, "1MB", 12345, 7], [0, 1_500, 2_000_000_001, 10**10], pg=[3, 3, 1, 0])
+    f = FlowSet.from_lists([0, 1, 2, 3], [4, 4, 5, 0], [10, "1MB", 12345, 7], [0, 1_500, 2_000_000_001, 10**10], pg=[3, 3, 1, 7])
     p = tmp_path / "out.txt"
     f.to_hpcc(p)
     r = read_hpcc(p)
@@ -78,7 +78,8 @@ def test_to_hpcc_sorts_by_start(tmp_path: Path):
         ("1\n0 1 3 100 10 0\n1 0 3 100 10 0\n", 3, "more flow lines than the 1"),
         ("2\n0 1 3 100 10 0\n\n# c\n1 0 3 100 0 0\n", 5, "flow size must be positive"),
         ("2\n0 1 3 100 10 0\n1 1 3 100 10 0\n", 3, "source and destination are the same node"),
-        ("1\n0 1 8 100 10 0\n", 2, "priority group 8 outside 0..7"),
+        ("1\n0 1 8 100 10 0\n", 2, "priority group 8 outside 1..7"),
+        ("1\n0 1 0 100 10 0\n", 2, "priority group 0 outside 1..7"),
     ],
 )
 def test_read_hpcc_malformed(tmp_path: Path, text, line, message):

@@ -43,7 +43,7 @@ class FlowSet:
     Attributes:
         id: ``uint32[N]`` flow ids, unique.
         src, dst: ``uint32[N]`` sending and receiving host.
-        pg: ``uint32[N]`` priority group 0..7 (HPCC uses 3).
+        pg: ``uint32[N]`` priority group 1..7 (HPCC uses 3; 0 is the control queue).
         bytes: ``uint64[N]`` payload bytes, > 0.
         start_ns: ``uint64[N]`` start time in ns.
         dport: ``uint32[N]`` HPCC destination port (not modelled; default 100).
@@ -208,7 +208,7 @@ class FlowSet:
                 raise self.error(i, text, source)
 
     def check(self, source: str | None = None) -> None:
-        """Topology-free checks: ``src != dst``, ``bytes > 0``, ``pg`` in 0..7, unique ids."""
+        """Topology-free checks: ``src != dst``, ``bytes > 0``, ``pg`` in 1..7, unique ids."""
         n = len(self)
         if n == 0:
             return
@@ -220,7 +220,7 @@ class FlowSet:
             [
                 (self.src == self.dst, lambda i: f"source and destination are the same node ({int(self.src[i])})"),
                 (self.bytes == 0, "flow size must be positive"),
-                (self.pg >= NUM_PGS, lambda i: f"priority group {int(self.pg[i])} outside 0..{NUM_PGS - 1}"),
+                ((self.pg == 0) | (self.pg >= NUM_PGS), lambda i: f"priority group {int(self.pg[i])} outside 1..{NUM_PGS - 1} (0 carries PFC and control frames)"),
                 (dup, lambda i: f"duplicate flow id {int(self.id[i])}"),
             ],
             source,
