@@ -57,7 +57,7 @@ def test_accuracy_against_default_kernel(name):
     # the comparison must compare something: time was really skipped
     assert cmp.wormhole.stats["fast_forwards"] >= 1
     assert cmp.wormhole.stats["time_skipped_ns"] > 0
-    assert cmp.event_ratio > 1.2
+    assert cmp.event_ratio > 1.1  # a real share of the run was skipped
     err = cmp.fct_error
     assert err.mean <= 0.01, err
     assert err.max <= 0.05, err

@@ -25,6 +25,7 @@ class WormholeConfig:
     fast_forward: bool = True
     theta: float = 0.05
     window: int = 2000
+    max_extrapolation: float = 1.0
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
 
@@ -33,7 +34,7 @@ class WormholeConfig:
             raise InputError(f"{source}.theta", None, f"must be in (0, 1), got {self.theta}")
         if self.window < 2:
             raise InputError(f"{source}.window", None, f"must be >= 2 samples, got {self.window}")
-        for name in ("min_skip_us", "completion_margin_us"):
+        for name in ("max_extrapolation", "min_skip_us", "completion_margin_us"):
             if getattr(self, name) < 0:
                 raise InputError(f"{source}.{name}", None, "must not be negative")
 
@@ -43,6 +44,7 @@ class WormholeConfig:
             base + "FastForward": "true" if self.fast_forward else "false",
             base + "Theta": repr(float(self.theta)),
             base + "Window": str(int(self.window)),
+            base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
             base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
             base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
         }

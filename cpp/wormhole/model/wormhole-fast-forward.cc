@@ -424,10 +424,21 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         }
     }
     // The windows now straddle a gap of dT without progress: start them
-    // afresh; the anchors stay, as the pattern has not changed.
+    // afresh, and measure the next R-hat only from when the partition
+    // resumes. Under DCQCN each flow's share wanders around a slowly moving
+    // mean; estimates from successive stretches err independently and
+    // average out over many skips, where one long-run average would carry
+    // the early unfairness into every later skip.
     ClearWindows(partition);
+    for (uint32_t flow : flows)
+    {
+        FlowState& fs = m_flows[flow];
+        fs.anchorTime = m_currentTs + static_cast<uint64_t>(skip);
+        fs.anchorAcked = fs.acked;
+        fs.anchorCredited = fs.credited;
+    }
     PartitionState& after = StateOf(partition);
-    after.skippedSinceAnchor += skip;
+    after.skippedSinceAnchor = 0;
     after.creditRates = std::move(rates);
     after.skipping = true;
     ++m_activeSkips;

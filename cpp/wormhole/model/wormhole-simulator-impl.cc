@@ -59,7 +59,7 @@ WormholeSimulatorImpl::GetTypeId()
                                           "may be at most this many times the time simulated "
                                           "packet by packet since then: R-hat is measured, and "
                                           "its error grows with how far it is extrapolated",
-                                          DoubleValue(8.0),
+                                          DoubleValue(1.0),
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_maxExtrapolation),
                                           MakeDoubleChecker<double>(0.0))
                             .AddAttribute("MinSkip",
@@ -89,7 +89,7 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_fastForward(true),
       m_theta(0.05),
       m_window(2000),
-      m_maxExtrapolation(8.0)
+      m_maxExtrapolation(1.0)
 {
     NS_LOG_FUNCTION(this);
     g_live = this;
