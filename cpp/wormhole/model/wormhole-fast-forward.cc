@@ -166,17 +166,26 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
 void
 WormholeSimulatorImpl::ResetPartition(uint32_t partition)
 {
-    // The partition's contention pattern changed (or was disturbed): its
-    // transient starts again, so every flow must show a fresh steady window.
+    // The partition's contention pattern changed (a flow joined or left, or
+    // it was disturbed). Its flows keep their windows, so a change that does
+    // not affect them (a flow alone at line rate next to a newcomer's ACKs)
+    // costs only a short settling; one that does shows in their samples.
+    // R-hat is measured afresh from now.
     PartitionState& st = StateOf(partition);
     st.locked = false;
     st.retryAfter = 0;
     st.skippedSinceAnchor = 0;
+    st.steadyFlows = 0;
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
-        m_flows[flow].hasAnchor = false;
+        FlowState& fs = m_flows[flow];
+        fs.steady = false;
+        fs.settle = 0;
+        fs.anchorFinal = false;
+        fs.anchorTime = m_currentTs;
+        fs.anchorAcked = fs.acked;
+        fs.anchorCredited = fs.credited;
     }
-    ClearWindows(partition);
 }
 
 void
@@ -248,8 +257,10 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     const double rate =
         static_cast<double>(ackedBytes - oldest.acked) * 8e9 / static_cast<double>(m_currentTs - oldest.timeNs);
     fs.window.Push(m_currentTs, rate, ackedBytes);
-    // Steady needs l samples that each span l acknowledgements.
-    if (fs.window.Pushed() < 2 * static_cast<uint64_t>(m_window))
+    ++fs.settle;
+    // Steady needs l samples that each span l acknowledgements, l/4 of them
+    // taken since the partition last changed.
+    if (fs.window.Pushed() < 2 * static_cast<uint64_t>(m_window) || 4 * fs.settle < m_window)
     {
         return;
     }
@@ -261,13 +272,18 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         fs.steady = steady;
         st.steadyFlows += steady ? 1 : -1;
     }
-    if (steady && !fs.hasAnchor)
+    if (steady && !fs.anchorFinal)
     {
+        // Measure R-hat from the start of the first steady window, if that
+        // lies after the change: the transient before it is not the rate.
         const auto& first = fs.window.Oldest();
-        fs.hasAnchor = true;
-        fs.anchorTime = first.timeNs;
-        fs.anchorAcked = first.acked;
-        fs.anchorCredited = fs.credited;
+        if (first.timeNs > fs.anchorTime)
+        {
+            fs.anchorTime = first.timeNs;
+            fs.anchorAcked = first.acked;
+            fs.anchorCredited = fs.credited;
+        }
+        fs.anchorFinal = true;
     }
     if (steady && !st.locked && !st.skipping && m_currentTs >= st.retryAfter &&
         st.steadyFlows == m_partitions.Get(partition).flows.size())

@@ -145,7 +145,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         wormhole::RateWindow window;
         /// Start of the first steady window since the pattern last changed:
         /// R-hat is the rate delivered since then (measured and credited).
-        bool hasAnchor = false;
+        bool anchorFinal = false;
+        uint32_t settle = 0; ///< samples since the partition last changed
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
