@@ -1,5 +1,6 @@
 // ns3wormhole._core: the thin pybind11 layer. Bulk data crosses as numpy
 // arrays; nothing here runs per packet or per event.
+#include "memo-store.h"
 #include "partition-tracker.h"
 #include "rate-window.h"
 #include "wormhole-simulator-impl.h"
@@ -33,6 +34,8 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_hits"] = s.memoHits;
     d["memo_misses"] = s.memoMisses;
     d["memo_inserts"] = s.memoInserts;
+    d["memo_time_saved_ns"] = s.memoTimeSavedNs;
+    d["memo_events_saved"] = s.memoEventsSaved;
     return d;
 }
 } // namespace
@@ -54,6 +57,35 @@ PYBIND11_MODULE(_core, m)
         "flow_time_skipped",
         []() { return ns3::WormholeSimulatorImpl::LastFlowSkipped(); },
         "(flow id, simulated ns skipped) for every flow the most recent kernel tracked.");
+
+    using ns3::wormhole::MemoStore;
+    m.def(
+        "memo_load",
+        [](const std::vector<py::bytes>& blobs) {
+            size_t rejected = 0;
+            for (const auto& b : blobs)
+            {
+                if (!MemoStore::Global().Load(std::string(b)))
+                {
+                    ++rejected;
+                }
+            }
+            return rejected;
+        },
+        "Add serialized memo records to the process-wide store; returns how many were malformed.");
+    m.def(
+        "memo_take_new",
+        []() {
+            py::list out;
+            for (auto& blob : MemoStore::Global().TakeNew())
+            {
+                out.append(py::bytes(blob));
+            }
+            return out;
+        },
+        "Records inserted since the last call, serialized.");
+    m.def("memo_clear", []() { MemoStore::Global().Clear(); }, "Forget every memo record in this process.");
+    m.def("memo_size", []() { return MemoStore::Global().Size(); }, "Records in the process-wide store.");
 
     // The kernel's building blocks, exposed so their logic is tested directly.
     using ns3::wormhole::PartitionTracker;

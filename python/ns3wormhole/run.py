@@ -26,6 +26,7 @@ class WormholeConfig:
     theta: float = 0.05
     window: int = 2000
     max_extrapolation: float = 1.0
+    memo: bool = True
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
 
@@ -45,6 +46,7 @@ class WormholeConfig:
             base + "Theta": repr(float(self.theta)),
             base + "Window": str(int(self.window)),
             base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
+            base + "Memo": "true" if self.memo else "false",
             base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
             base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
         }

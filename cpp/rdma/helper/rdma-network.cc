@@ -490,8 +490,23 @@ RdmaNetwork::StartFlow(uint32_t index)
     }
     qp.idealFctNs = IdealFctNs(qp);
     m_activeFlows++;
-    wormhole::FlowSeam::Started(qp.id, qp.links, qp.bytes);
     m_nics[qp.src]->StartFlow(qp);
+    // The kernel hears of the flow once its first frame is scheduled (so a
+    // skip of its partition moves that frame too), with every link its
+    // frames use: the data path, then any link only its ACKs take (ECMP may
+    // hash them onto another spine).
+    std::vector<uint32_t> links = qp.links;
+    for (uint32_t node = qp.dst; node != qp.src;)
+    {
+        const RdmaPort& port =
+            m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.dst, qp.src, index));
+        if (std::find(links.begin(), links.end(), port.linkId) == links.end())
+        {
+            links.push_back(port.linkId);
+        }
+        node = port.peer->GetIndex();
+    }
+    wormhole::FlowSeam::Started(qp.id, links, qp.bytes);
     wormhole::FlowSeam::RateSample(qp.id, qp.rate);
     StartSamplers();
 }
@@ -571,6 +586,23 @@ RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBp
     const double mtu = nic ? nic->GetMtu() : 1000.0;
     const double header = nic ? nic->GetHeaderBytes() : 48.0;
     payloadBps = lineBps * mtu / (mtu + header);
+}
+
+std::vector<double>
+RdmaNetwork::SaveFlowState(uint32_t flowId) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    return qp.cc ? qp.cc->SaveState() : std::vector<double>{qp.rate};
+}
+
+void
+RdmaNetwork::RestoreFlowState(uint32_t flowId, const std::vector<double>& state)
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    if (qp.cc && !qp.IsFinished())
+    {
+        qp.cc->RestoreState(state);
+    }
 }
 
 void

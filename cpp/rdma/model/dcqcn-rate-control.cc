@@ -206,6 +206,60 @@ DcqcnRateControl::IncreaseRate()
     }
 }
 
+std::vector<double>
+DcqcnRateControl::SaveState() const
+{
+    return {GetRate(),
+            m_target,
+            m_alpha,
+            static_cast<double>(m_stage),
+            m_firstCnp ? 0.0 : 1.0,
+            m_increaseEvent.IsPending() ? 1.0 : 0.0};
+}
+
+void
+DcqcnRateControl::RestoreState(const std::vector<double>& state)
+{
+    if (state.size() != 6)
+    {
+        RdmaCongestionControl::RestoreState(state);
+        return;
+    }
+    const double line = m_qp->lineRate;
+    if (state[4] > 0)
+    {
+        const int64_t now = Simulator::Now().GetTimeStep();
+        if (m_firstCnp)
+        {
+            // Start the alpha and decrease timers as a first CNP would,
+            // without its rate cut: the state below is already converged.
+            m_firstCnp = false;
+            m_anchor = now;
+            m_nextCheck = 1;
+            m_alphaDone = 0;
+            m_cnpSlot = 0;
+            m_checkEvent = ScheduleTimer(m_decreaseInterval + NanoSeconds(1),
+                                         &DcqcnRateControl::CheckRateDecrease,
+                                         this);
+        }
+        else
+        {
+            AdvanceAlpha(static_cast<uint64_t>((now - m_anchor) / m_alphaSteps));
+        }
+        m_alpha = state[2];
+        m_cnpSinceCheck = false;
+    }
+    m_target = std::min(state[1] > 0 ? state[1] : line, line);
+    m_stage = static_cast<uint32_t>(state[3]);
+    m_increaseEvent.Cancel();
+    const double rate = std::min(state[0], line);
+    if (state[5] > 0 && rate < line)
+    {
+        m_increaseEvent = ScheduleTimer(m_rpTimer, &DcqcnRateControl::IncreaseRate, this);
+    }
+    SetRate(rate);
+}
+
 double
 DcqcnRateControl::GetAlpha() const
 {

@@ -20,6 +20,9 @@ class DcqcnRateControl : public RdmaCongestionControl
     void Stop() override;
     void OnCnp() override;
     void Shift(int64_t dtSteps) override;
+    /// {rate, target, alpha, stage, started, increase timer pending}
+    std::vector<double> SaveState() const override;
+    void RestoreState(const std::vector<double>& state) override;
 
     double GetAlpha() const;
     double GetTargetRate() const;

@@ -1,5 +1,7 @@
 #include "rdma-congestion-control.h"
 
+#include <algorithm>
+
 #include "rdma-nic.h"
 
 #include "ns3/log.h"
@@ -39,6 +41,21 @@ double
 RdmaCongestionControl::GetRate() const
 {
     return m_qp ? m_qp->rate : 0.0;
+}
+
+std::vector<double>
+RdmaCongestionControl::SaveState() const
+{
+    return {GetRate()};
+}
+
+void
+RdmaCongestionControl::RestoreState(const std::vector<double>& state)
+{
+    if (!state.empty() && state[0] > 0)
+    {
+        SetRate(std::min(state[0], m_qp->lineRate));
+    }
 }
 
 void

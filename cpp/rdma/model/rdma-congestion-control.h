@@ -12,6 +12,8 @@
 #include "ns3/object.h"
 #include "ns3/simulator.h"
 
+#include <vector>
+
 namespace ns3
 {
 
@@ -36,6 +38,12 @@ class RdmaCongestionControl : public Object
     virtual void Shift(int64_t dtSteps);
 
     double GetRate() const;
+    /// The controller's state as numbers (rate first), for the Wormhole
+    /// kernel's memo of contention patterns. Default: the rate alone.
+    virtual std::vector<double> SaveState() const;
+    /// Put back a state SaveState() gave (possibly from another flow of an
+    /// isomorphic pattern); timers keep or take up their period from now.
+    virtual void RestoreState(const std::vector<double>& state);
 
   protected:
     void DoDispose() override;

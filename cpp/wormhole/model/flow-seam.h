@@ -76,6 +76,10 @@ class FlowCreditor
     /// Capacity of one direction of the link: line rate, and the payload
     /// rate that leaves after per-packet headers.
     virtual void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const = 0;
+    /// The flow's congestion-control state as numbers, and putting such a
+    /// state back (memoized transients restore what they converged to).
+    virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;
+    virtual void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) = 0;
 };
 
 /// Process-wide registry joining one model and one kernel.

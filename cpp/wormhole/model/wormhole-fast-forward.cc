@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace ns3
 {
@@ -42,6 +43,7 @@ WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint3
     {
         m_linkEvents.resize(owner + 1);
         m_compactAt.resize(owner + 1, 16);
+        m_linkScheduled.resize(owner + 1, 0);
     }
     // Something outside a skipped partition reached one of its links: bring
     // the partition back to now before the new event joins it.
@@ -53,6 +55,7 @@ WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint3
             SkipBack(partition);
         }
     }
+    ++m_linkScheduled[owner];
     auto& events = m_linkEvents[owner];
     events.push_back({impl, ts, uid, context});
     if (events.size() >= m_compactAt[owner])
@@ -79,6 +82,11 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
     CompactLink(link);
     for (TrackedEvent& e : m_linkEvents[link])
     {
+        if (dt < 0 && static_cast<int64_t>(e.ts) + dt < static_cast<int64_t>(m_currentTs))
+        {
+            // Scheduled during the skip, not moved by it: it stays put.
+            continue;
+        }
         if (!m_removed.empty() && m_removed.erase(e.uid))
         {
             e.impl = nullptr; // gone from the scheduler; dropped below
@@ -216,9 +224,15 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
     fs.links = links;
     fs.firstLink = links.empty() ? 0 : links.front();
     fs.window.SetCapacity(m_window);
+    if (FlowSeam::creditor && !links.empty())
+    {
+        double payload = 0;
+        FlowSeam::creditor->GetLinkCapacity(fs.firstLink, fs.ccRate, payload); // RDMA starts at line rate
+    }
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);
     ResetPartition(partition);
+    MemoOnFormation(partition);
 }
 
 void
@@ -290,6 +304,52 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     {
         TryFastForward(partition);
     }
+}
+
+double
+WormholeSimulatorImpl::SpreadSinceAnchor(const FlowState& fs) const
+{
+    // How noisy the rate is now: the delivered rate over four equal slices
+    // of the time since the last change (the window's own samples each
+    // reach l acknowledgements back, across the change: a neighbour's ACKs
+    // joining a link take 6% from a flow at line rate).
+    uint32_t first = fs.window.Size();
+    while (first > 0 && fs.window.At(first - 1).timeNs >= fs.anchorTime)
+    {
+        --first;
+    }
+    const uint32_t n = fs.window.Size() - first;
+    if (n < 8)
+    {
+        return fs.window.Spread();
+    }
+    const auto& a = fs.window.At(first);
+    const auto& z = fs.window.Newest();
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = 0;
+    uint32_t k = first;
+    uint64_t t0 = a.timeNs;
+    uint64_t b0 = a.acked;
+    for (int slice = 1; slice <= 4; ++slice)
+    {
+        const uint64_t until = a.timeNs + (z.timeNs - a.timeNs) * slice / 4;
+        while (k + 1 < fs.window.Size() && fs.window.At(k).timeNs < until)
+        {
+            ++k;
+        }
+        const auto& e = fs.window.At(k);
+        if (e.timeNs <= t0)
+        {
+            return fs.window.Spread();
+        }
+        const double rate = static_cast<double>(e.acked - b0) / static_cast<double>(e.timeNs - t0);
+        lo = std::min(lo, rate);
+        hi = std::max(hi, rate);
+        t0 = e.timeNs;
+        b0 = e.acked;
+    }
+    const double mean = static_cast<double>(z.acked - a.acked) / static_cast<double>(z.timeNs - a.timeNs);
+    return mean > 0 ? (hi - lo) / mean : fs.window.Spread();
 }
 
 bool
@@ -368,7 +428,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
                                  static_cast<double>(fs.credited - fs.anchorCredited);
         const double rate = since > 0 ? delivered * 8e9 / since : 0;
         latestAnchor = std::max(latestAnchor, fs.anchorTime);
-        spread = std::max(spread, fs.window.Spread());
+        spread = std::max(spread, SpreadSinceAnchor(fs));
         if (rate <= 0)
         {
             st.locked = true;
@@ -395,6 +455,10 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         // Still ramping towards capacity (DCQCN's additive increase after a
         // competitor left): a window can look flat while the rate climbs.
         untilDrift = 0;
+    }
+    else if (st.memoPending)
+    {
+        MemoRecordTransient(partition, rates);
     }
     const bool driftLimited = untilDrift < untilCompletion;
     const double dt = std::min(untilDrift, untilCompletion);
@@ -482,7 +546,198 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     for (uint32_t p : m_partitions.RemoveFlow(flowId))
     {
         ResetPartition(p);
+        MemoOnFormation(p);
     }
+}
+
+} // namespace ns3
+
+namespace ns3
+{
+
+uint64_t
+WormholeSimulatorImpl::ScheduledOnLinks(uint32_t partition) const
+{
+    uint64_t n = 0;
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        n += link < m_linkScheduled.size() ? m_linkScheduled[link] : 0;
+    }
+    return n;
+}
+
+void
+WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
+{
+    if (!m_memo || !FlowSeam::creditor)
+    {
+        return;
+    }
+    PartitionState& st = StateOf(partition);
+    const auto& flows = m_partitions.Get(partition).flows;
+    // The pattern: each flow labelled by its quantized rate and the
+    // capacities along its path (the paper's FCG ignores them; a memo scoped
+    // to one fabric configuration still sees several link speeds), edges
+    // weighted by the number of links two flows share.
+    wormhole::FlowConflictGraph g;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> onLink;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        const FlowState& fs = m_flows[flows[i]];
+        uint64_t label = static_cast<uint64_t>(std::llround(fs.ccRate / m_memoRateQuantum));
+        for (uint32_t link : fs.links)
+        {
+            double line = 0;
+            double payload = 0;
+            FlowSeam::creditor->GetLinkCapacity(link, line, payload);
+            label = label * 1000003u + static_cast<uint64_t>(line / 1e6) * 31u + static_cast<uint64_t>(payload / 1e6);
+            onLink[link].push_back(i);
+        }
+        g.vertexLabel.push_back(label);
+    }
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
+    for (const auto& [link, vs] : onLink)
+    {
+        for (size_t a = 0; a < vs.size(); ++a)
+        {
+            for (size_t b = a + 1; b < vs.size(); ++b)
+            {
+                ++shared[{std::min(vs[a], vs[b]), std::max(vs[a], vs[b])}];
+            }
+        }
+    }
+    for (const auto& [pair, weight] : shared)
+    {
+        g.edges.push_back({pair.first, pair.second, weight});
+    }
+
+    std::vector<uint32_t> map;
+    const wormhole::MemoRecord* rec = wormhole::MemoStore::Global().Find(g, map);
+    const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    bool fits = rec != nullptr;
+    for (uint32_t i = 0; fits && i < flows.size(); ++i)
+    {
+        // The stored transient must end before any flow here would finish.
+        const FlowState& fs = m_flows[flows[i]];
+        const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                                 static_cast<double>(fs.credited);
+        const double need = rec->bytes[map[i]] + rec->rate[map[i]] * marginNs / 8e9 +
+                            static_cast<double>(fs.sent - fs.acked);
+        fits = remaining > need;
+    }
+    if (!fits || rec->transientNs <= 0)
+    {
+        m_stats.memoMisses++;
+        // Record this formation only if nothing stored matched: a match that
+        // did not fit (flows too short) is not a new pattern.
+        st.memoPending = rec == nullptr;
+        st.fcg = std::move(g);
+        st.fcgFlows = flows;
+        st.formedAt = m_currentTs;
+        st.eventsAtFormation = ScheduledOnLinks(partition);
+        st.deliveredAtFormation.clear();
+        for (uint32_t f : flows)
+        {
+            const FlowState& fs = m_flows[f];
+            st.deliveredAtFormation.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited));
+        }
+        return;
+    }
+
+    // After the transient the pattern is steady at the stored rates: a flat
+    // one (every flow's window spread well under theta, e.g. flows alone at
+    // line rate) goes straight on to the earliest completion, as a
+    // fast-forward would (the paper's "directly to steady-state
+    // processing"); a noisy one only skips the transient and is measured.
+    double steadyNs = 0;
+    if (rec->spread <= 0.2 * m_theta)
+    {
+        steadyNs = std::numeric_limits<double>::infinity();
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            const FlowState& fs = m_flows[flows[i]];
+            const double rate = rec->rate[map[i]];
+            const double left = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                                static_cast<double>(fs.credited) - rec->bytes[map[i]] -
+                                rate * marginNs / 8e9 - static_cast<double>(fs.sent - fs.acked);
+            steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
+        }
+        steadyNs = std::max(0.0, steadyNs);
+    }
+    const auto steady = static_cast<int64_t>(steadyNs);
+    const int64_t skip = rec->transientNs + steady;
+    NS_LOG_INFO("memo hit: partition " << partition << " (" << flows.size() << " flows) skips its "
+                                       << rec->transientNs << " ns transient and " << steady
+                                       << " ns of steady state");
+    // Restore first: the timers the restored state starts then move with
+    // the rest of the partition.
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowSeam::creditor->RestoreFlowState(flows[i], rec->cc[map[i]]);
+    }
+    ShiftPartition(partition, skip);
+    std::vector<std::pair<uint32_t, double>> rates;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowState& fs = m_flows[flows[i]];
+        const auto bytes = static_cast<int64_t>(rec->bytes[map[i]] +
+                                                rec->rate[map[i]] * static_cast<double>(steady) / 8e9);
+        fs.credited += bytes;
+        m_flowSkipped[flows[i]] += skip;
+        FlowSeam::creditor->CreditFlow(flows[i], bytes, skip);
+        rates.emplace_back(flows[i], static_cast<double>(bytes) * 8e9 / static_cast<double>(skip));
+    }
+    ClearWindows(partition);
+    for (uint32_t f : flows)
+    {
+        FlowState& fs = m_flows[f];
+        fs.anchorTime = m_currentTs + static_cast<uint64_t>(skip);
+        fs.anchorAcked = fs.acked;
+        fs.anchorCredited = fs.credited;
+    }
+    st.memoPending = false;
+    st.creditRates = std::move(rates);
+    st.skipping = true;
+    st.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
+    // Skipped to just before a completion: nothing more until it changes.
+    st.locked = steady > 0;
+    ++m_activeSkips;
+    if (steady > 0)
+    {
+        m_stats.fastForwards++;
+    }
+    m_stats.memoHits++;
+    m_stats.memoTimeSavedNs += rec->transientNs;
+    m_stats.memoEventsSaved += rec->transientEvents;
+    m_stats.timeSkippedNs += skip;
+}
+
+void
+WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
+                                           const std::vector<std::pair<uint32_t, double>>& rates)
+{
+    PartitionState& st = StateOf(partition);
+    st.memoPending = false;
+    if (st.fcgFlows != m_partitions.Get(partition).flows)
+    {
+        return; // the partition changed without a formation call: not this pattern
+    }
+    wormhole::MemoRecord r;
+    r.fcg = st.fcg;
+    r.transientNs = static_cast<int64_t>(m_currentTs - st.formedAt);
+    r.transientEvents = ScheduledOnLinks(partition) - st.eventsAtFormation;
+    for (uint32_t i = 0; i < st.fcgFlows.size(); ++i)
+    {
+        const uint32_t f = st.fcgFlows[i];
+        const FlowState& fs = m_flows[f];
+        r.bytes.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
+                          st.deliveredAtFormation[i]);
+        r.rate.push_back(rates[i].first == f ? rates[i].second : 0.0);
+        r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
+        r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
+    }
+    wormhole::MemoStore::Global().Insert(std::move(r));
+    m_stats.memoInserts++;
 }
 
 } // namespace ns3

@@ -62,6 +62,18 @@ WormholeSimulatorImpl::GetTypeId()
                                           DoubleValue(1.0),
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_maxExtrapolation),
                                           MakeDoubleChecker<double>(0.0))
+                            .AddAttribute("Memo",
+                                          "Memoize contention patterns: skip the transient of a "
+                                          "pattern isomorphic to one already seen",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_memo),
+                                          MakeBooleanChecker())
+                            .AddAttribute("MemoRateQuantum",
+                                          "Rates in flow conflict graphs are compared after "
+                                          "rounding to multiples of this (bps)",
+                                          DoubleValue(1e9),
+                                          MakeDoubleAccessor(&WormholeSimulatorImpl::m_memoRateQuantum),
+                                          MakeDoubleChecker<double>(1.0))
                             .AddAttribute("MinSkip",
                                           "Do not fast-forward by less than this",
                                           TimeValue(MicroSeconds(20)),
@@ -89,7 +101,9 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_fastForward(true),
       m_theta(0.05),
       m_window(2000),
-      m_maxExtrapolation(1.0)
+      m_maxExtrapolation(1.0),
+      m_memo(true),
+      m_memoRateQuantum(1e9)
 {
     NS_LOG_FUNCTION(this);
     g_live = this;

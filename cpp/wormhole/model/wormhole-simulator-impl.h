@@ -6,6 +6,7 @@
 #define NS3_WORMHOLE_SIMULATOR_IMPL_H
 
 #include "flow-seam.h"
+#include "memo-store.h"
 #include "partition-tracker.h"
 #include "rate-window.h"
 
@@ -45,6 +46,8 @@ struct WormholeKernelStats
     uint64_t memoHits = 0;
     uint64_t memoMisses = 0;
     uint64_t memoInserts = 0;
+    int64_t memoTimeSavedNs = 0;  ///< simulated time of transients skipped by memo hits
+    uint64_t memoEventsSaved = 0; ///< events those transients took when they were recorded
 };
 
 class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
@@ -160,6 +163,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t skipEnd = 0;
         uint64_t retryAfter = 0; ///< no skip attempt before this time
         int64_t skippedSinceAnchor = 0;
+        // A memo miss: the pattern as it formed, to be stored when steady.
+        bool memoPending = false;
+        wormhole::FlowConflictGraph fcg;
+        std::vector<uint32_t> fcgFlows; ///< flow of each FCG vertex
+        std::vector<double> deliveredAtFormation;
+        uint64_t formedAt = 0;
+        uint64_t eventsAtFormation = 0;
         std::vector<std::pair<uint32_t, double>> creditRates; ///< (flow, bps) of the current skip
     };
 
@@ -185,6 +195,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void TryFastForward(uint32_t partition);
     /// Converged rate-based CC is work-conserving: every flow either sends
     /// at its line rate or crosses a link its partition fills.
+    /// A contention pattern formed: skip its transient if memoized, else
+    /// start recording it.
+    void MemoOnFormation(uint32_t partition);
+    /// The pattern reached steady state: store what its transient did.
+    void MemoRecordTransient(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates);
+    uint64_t ScheduledOnLinks(uint32_t partition) const;
+    double SpreadSinceAnchor(const FlowState& fs) const;
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
     uint64_t RealTs(const EventId& id) const;
 
@@ -192,6 +209,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double m_theta;
     uint32_t m_window;
     double m_maxExtrapolation;
+    bool m_memo;
+    double m_memoRateQuantum;
     Time m_minSkip;
     Time m_completionMargin;
     bool m_tracking = false;
@@ -201,6 +220,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<PartitionState> m_partitionState;
     std::vector<std::vector<TrackedEvent>> m_linkEvents;
     std::vector<size_t> m_compactAt;
+    std::vector<uint64_t> m_linkScheduled; ///< events scheduled per link, for memo statistics
     std::unordered_map<uint32_t, uint64_t> m_shifted; ///< uid -> ts of moved, not yet run events
     std::unordered_set<uint32_t> m_removed;           ///< uids of tracked events Remove()d
     uint32_t m_activeSkips = 0;                       ///< partitions whose skip may not have ended

@@ -1,0 +1,324 @@
+#include "memo-store.h"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/vf2_sub_graph_iso.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+namespace
+{
+
+uint64_t
+Mix(uint64_t h, uint64_t v)
+{
+    // splitmix64-style combine: a stable hash across runs and machines.
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 27;
+    return h;
+}
+
+using Graph = boost::adjacency_list<boost::vecS,
+                                    boost::vecS,
+                                    boost::undirectedS,
+                                    boost::property<boost::vertex_name_t, uint64_t>,
+                                    boost::property<boost::edge_weight_t, uint32_t>>;
+
+Graph
+ToBoost(const FlowConflictGraph& g)
+{
+    Graph out(g.vertexLabel.size());
+    for (size_t v = 0; v < g.vertexLabel.size(); ++v)
+    {
+        boost::put(boost::vertex_name, out, v, g.vertexLabel[v]);
+    }
+    for (const auto& e : g.edges)
+    {
+        boost::add_edge(e.a, e.b, e.weight, out);
+    }
+    return out;
+}
+
+struct FirstMapping
+{
+    std::vector<uint32_t>* map;
+
+    template <typename CorrMap1To2, typename CorrMap2To1>
+    bool operator()(CorrMap1To2 f, CorrMap2To1) const
+    {
+        for (size_t v = 0; v < map->size(); ++v)
+        {
+            (*map)[v] = static_cast<uint32_t>(boost::get(f, v));
+        }
+        return false; // one mapping is enough
+    }
+};
+
+template <typename T>
+void
+Put(std::string& out, const T& v)
+{
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+}
+
+template <typename T>
+bool
+Get(const std::string& in, size_t& pos, T& v)
+{
+    if (pos + sizeof(T) > in.size())
+    {
+        return false;
+    }
+    std::memcpy(&v, in.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return true;
+}
+
+constexpr uint32_t kMagic = 0x4d485732; // "2WHM"
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kMaxVertices = 1u << 16;
+
+} // namespace
+
+uint64_t
+FlowConflictGraph::Hash() const
+{
+    const size_t n = vertexLabel.size();
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);
+    for (const auto& e : edges)
+    {
+        adj[e.a].emplace_back(e.b, e.weight);
+        adj[e.b].emplace_back(e.a, e.weight);
+    }
+    std::vector<uint64_t> colour(vertexLabel);
+    for (size_t round = 0; round < std::min<size_t>(n, 8); ++round)
+    {
+        std::vector<uint64_t> next(n);
+        for (size_t v = 0; v < n; ++v)
+        {
+            std::vector<uint64_t> around;
+            for (const auto& [u, w] : adj[v])
+            {
+                around.push_back(Mix(colour[u], w));
+            }
+            std::sort(around.begin(), around.end());
+            uint64_t h = Mix(0x51ed27u, colour[v]);
+            for (uint64_t a : around)
+            {
+                h = Mix(h, a);
+            }
+            next[v] = h;
+        }
+        colour.swap(next);
+    }
+    std::sort(colour.begin(), colour.end());
+    uint64_t h = Mix(n, edges.size());
+    for (uint64_t c : colour)
+    {
+        h = Mix(h, c);
+    }
+    return h;
+}
+
+bool
+FlowConflictGraph::IsomorphicTo(const FlowConflictGraph& other, std::vector<uint32_t>& map) const
+{
+    if (vertexLabel.size() != other.vertexLabel.size() || edges.size() != other.edges.size())
+    {
+        return false;
+    }
+    std::vector<uint64_t> a(vertexLabel);
+    std::vector<uint64_t> b(other.vertexLabel);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b)
+    {
+        return false;
+    }
+    Graph g1 = ToBoost(*this);
+    Graph g2 = ToBoost(other);
+    map.assign(vertexLabel.size(), 0);
+    auto sameVertex = boost::make_property_map_equivalent(boost::get(boost::vertex_name, g1),
+                                                          boost::get(boost::vertex_name, g2));
+    auto sameEdge = boost::make_property_map_equivalent(boost::get(boost::edge_weight, g1),
+                                                        boost::get(boost::edge_weight, g2));
+    return boost::vf2_graph_iso(g1,
+                                g2,
+                                FirstMapping{&map},
+                                boost::vertex_order_by_mult(g1),
+                                boost::edges_equivalent(sameEdge).vertices_equivalent(sameVertex));
+}
+
+const MemoRecord*
+MemoStore::Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const
+{
+    auto it = m_byHash.find(g.Hash());
+    if (it == m_byHash.end())
+    {
+        return nullptr;
+    }
+    for (const MemoRecord& r : it->second)
+    {
+        if (g.IsomorphicTo(r.fcg, map))
+        {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+void
+MemoStore::Insert(MemoRecord record)
+{
+    m_new.push_back(Serialize(record));
+    m_byHash[record.fcg.Hash()].push_back(std::move(record));
+    ++m_size;
+}
+
+std::vector<std::string>
+MemoStore::TakeNew()
+{
+    std::vector<std::string> out;
+    out.swap(m_new);
+    return out;
+}
+
+bool
+MemoStore::Load(const std::string& blob)
+{
+    MemoRecord r;
+    if (!Deserialize(blob, r))
+    {
+        return false;
+    }
+    m_byHash[r.fcg.Hash()].push_back(std::move(r));
+    ++m_size;
+    return true;
+}
+
+void
+MemoStore::Clear()
+{
+    m_byHash.clear();
+    m_new.clear();
+    m_size = 0;
+}
+
+size_t
+MemoStore::Size() const
+{
+    return m_size;
+}
+
+std::string
+MemoStore::Serialize(const MemoRecord& r)
+{
+    std::string out;
+    Put(out, kMagic);
+    Put(out, kVersion);
+    const auto n = static_cast<uint32_t>(r.fcg.vertexLabel.size());
+    Put(out, n);
+    for (uint64_t label : r.fcg.vertexLabel)
+    {
+        Put(out, label);
+    }
+    Put(out, static_cast<uint32_t>(r.fcg.edges.size()));
+    for (const auto& e : r.fcg.edges)
+    {
+        Put(out, e.a);
+        Put(out, e.b);
+        Put(out, e.weight);
+    }
+    Put(out, r.transientNs);
+    Put(out, r.transientEvents);
+    Put(out, r.spread);
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        Put(out, r.bytes[v]);
+        Put(out, r.rate[v]);
+        Put(out, static_cast<uint32_t>(r.cc[v].size()));
+        for (double x : r.cc[v])
+        {
+            Put(out, x);
+        }
+    }
+    return out;
+}
+
+bool
+MemoStore::Deserialize(const std::string& in, MemoRecord& r)
+{
+    size_t pos = 0;
+    uint32_t magic = 0;
+    uint32_t version = 0;
+    uint32_t n = 0;
+    uint32_t m = 0;
+    if (!Get(in, pos, magic) || magic != kMagic || !Get(in, pos, version) || version != kVersion ||
+        !Get(in, pos, n) || n == 0 || n > kMaxVertices)
+    {
+        return false;
+    }
+    r.fcg.vertexLabel.resize(n);
+    for (auto& label : r.fcg.vertexLabel)
+    {
+        if (!Get(in, pos, label))
+        {
+            return false;
+        }
+    }
+    if (!Get(in, pos, m) || m > n * n)
+    {
+        return false;
+    }
+    r.fcg.edges.resize(m);
+    for (auto& e : r.fcg.edges)
+    {
+        if (!Get(in, pos, e.a) || !Get(in, pos, e.b) || !Get(in, pos, e.weight) || e.a >= n || e.b >= n)
+        {
+            return false;
+        }
+    }
+    if (!Get(in, pos, r.transientNs) || !Get(in, pos, r.transientEvents) || !Get(in, pos, r.spread) ||
+        r.transientNs < 0 || !(r.spread >= 0))
+    {
+        return false;
+    }
+    r.bytes.resize(n);
+    r.rate.resize(n);
+    r.cc.resize(n);
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        uint32_t k = 0;
+        if (!Get(in, pos, r.bytes[v]) || !Get(in, pos, r.rate[v]) || !Get(in, pos, k) || k > 64)
+        {
+            return false;
+        }
+        r.cc[v].resize(k);
+        for (double& x : r.cc[v])
+        {
+            if (!Get(in, pos, x))
+            {
+                return false;
+            }
+        }
+    }
+    return pos == in.size();
+}
+
+MemoStore&
+MemoStore::Global()
+{
+    static MemoStore store;
+    return store;
+}
+
+} // namespace wormhole
+} // namespace ns3

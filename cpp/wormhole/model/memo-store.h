@@ -1,0 +1,84 @@
+// Memoized contention patterns (Wormhole §4.2-4.4): flow conflict graphs
+// (FCGs) and what the transient after such a pattern formed did, so that the
+// next time an isomorphic pattern forms the transient can be skipped.
+//
+// A vertex is a flow, labelled by its quantized rate when the pattern formed
+// and by the capacities along its path; an edge joins two flows that share
+// links, weighted by how many. Lookup hashes the graph by colour refinement
+// (a cheap structural filter) and confirms a candidate with Boost.Graph's
+// VF2 weighted isomorphism, whose mapping says which stored flow each
+// current flow corresponds to.
+#ifndef NS3_WORMHOLE_MEMO_STORE_H
+#define NS3_WORMHOLE_MEMO_STORE_H
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+struct FlowConflictGraph
+{
+    std::vector<uint64_t> vertexLabel;
+    struct Edge
+    {
+        uint32_t a;
+        uint32_t b;
+        uint32_t weight;
+    };
+    std::vector<Edge> edges;
+
+    /// Structural hash: equal for isomorphic graphs (colour refinement).
+    uint64_t Hash() const;
+    /// If `other` is isomorphic to this graph (labels and weights equal),
+    /// fill map[i] = vertex of `other` matching vertex i of this graph.
+    bool IsomorphicTo(const FlowConflictGraph& other, std::vector<uint32_t>& map) const;
+};
+
+struct MemoRecord
+{
+    FlowConflictGraph fcg;
+    int64_t transientNs = 0;               ///< T_conv
+    uint64_t transientEvents = 0;          ///< events the transient scheduled on its links
+    double spread = 0;                     ///< largest steady-window spread at its end
+    std::vector<double> bytes;             ///< payload each flow delivered during it
+    std::vector<double> rate;              ///< converged rate (bps) of each flow
+    std::vector<std::vector<double>> cc;   ///< congestion-control state of each flow at its end
+};
+
+class MemoStore
+{
+  public:
+    /// The first stored record isomorphic to `g` and the vertex mapping, or null.
+    const MemoRecord* Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const;
+    /// Stores a record (kept in memory and queued as new for Take()).
+    void Insert(MemoRecord record);
+    /// Records inserted since the last call, serialized (for persistence).
+    std::vector<std::string> TakeNew();
+    /// Adds a serialized record; false if it is malformed (nothing added).
+    bool Load(const std::string& blob);
+    void Clear();
+    size_t Size() const;
+
+    static std::string Serialize(const MemoRecord& r);
+    static bool Deserialize(const std::string& blob, MemoRecord& r);
+
+    /// The store the Wormhole kernel uses: one per process, so records
+    /// survive from one run to the next in the same process and can be
+    /// loaded from and saved to a database by the Python layer.
+    static MemoStore& Global();
+
+  private:
+    std::unordered_map<uint64_t, std::vector<MemoRecord>> m_byHash;
+    std::vector<std::string> m_new;
+    size_t m_size = 0;
+};
+
+} // namespace wormhole
+} // namespace ns3
+
+#endif
