@@ -8,6 +8,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <array>
+
 namespace py = pybind11;
 
 namespace ns3wh
@@ -84,6 +86,40 @@ PYBIND11_MODULE(_core, m)
             return out;
         },
         "Records inserted since the last call, serialized.");
+    using ns3::wormhole::FlowConflictGraph;
+    auto toFcg = [](const std::vector<uint64_t>& labels, const std::vector<std::array<uint32_t, 3>>& edges) {
+        FlowConflictGraph g;
+        g.vertexLabel = labels;
+        for (const auto& e : edges)
+        {
+            if (e[0] >= labels.size() || e[1] >= labels.size())
+            {
+                throw std::invalid_argument("edge names a vertex that does not exist");
+            }
+            g.edges.push_back({e[0], e[1], e[2]});
+        }
+        return g;
+    };
+    m.def(
+        "fcg_hash",
+        [toFcg](const std::vector<uint64_t>& labels, const std::vector<std::array<uint32_t, 3>>& edges) {
+            return toFcg(labels, edges).Hash();
+        },
+        "Structural hash of a flow conflict graph (vertex labels, (a, b, weight) edges).");
+    m.def(
+        "fcg_match",
+        [toFcg](const std::vector<uint64_t>& l1,
+                const std::vector<std::array<uint32_t, 3>>& e1,
+                const std::vector<uint64_t>& l2,
+                const std::vector<std::array<uint32_t, 3>>& e2) -> py::object {
+            std::vector<uint32_t> map;
+            if (toFcg(l1, e1).IsomorphicTo(toFcg(l2, e2), map))
+            {
+                return py::cast(map);
+            }
+            return py::none();
+        },
+        "Vertex mapping of graph 1 onto an isomorphic graph 2 (labels and weights equal), or None.");
     m.def("memo_clear", []() { MemoStore::Global().Clear(); }, "Forget every memo record in this process.");
     m.def("memo_size", []() { return MemoStore::Global().Size(); }, "Records in the process-wide store.");
 

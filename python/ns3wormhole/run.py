@@ -4,6 +4,7 @@ nothing here is per packet or per event."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Callable, Literal
 
@@ -27,6 +28,7 @@ class WormholeConfig:
     window: int = 2000
     max_extrapolation: float = 1.0
     memo: bool = True
+    memo_db: str | None = None
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
 
@@ -58,6 +60,11 @@ class WormholeConfig:
         for key, value in data.items():
             if key not in known:
                 raise InputError(f"{source}.{key}", None, f"unknown key; known: {', '.join(known)}")
+            if key == "memo_db":
+                if value is not None and not isinstance(value, str):
+                    raise InputError(f"{source}.{key}", None, f"must be a file path, got {value!r}")
+                values[key] = value
+                continue
             want = type(getattr(cls(), key))
             if want is bool and not isinstance(value, bool):
                 raise InputError(f"{source}.{key}", None, f"must be true or false, got {value!r}")
@@ -146,20 +153,47 @@ def run_flows(
     if check:
         flows.validate(topology)
         fabric.check_topology(topology)
-    raw = _core.run_rdma(
-        topology=_topology_arrays(topology),
-        flow_id=flows.id,
-        flow_src=flows.src,
-        flow_dst=flows.dst,
-        flow_pg=flows.pg,
-        flow_bytes=flows.bytes,
-        flow_start_ns=flows.start_ns,
-        attributes=_attributes(fabric, wormhole),
-        kernel=kernel,
-        stop_ns=int(stop_ns),
-        progress=progress,
-    )
+    with _memo_session(kernel, fabric, wormhole):
+        raw = _core.run_rdma(
+            topology=_topology_arrays(topology),
+            flow_id=flows.id,
+            flow_src=flows.src,
+            flow_dst=flows.dst,
+            flow_pg=flows.pg,
+            flow_bytes=flows.bytes,
+            flow_start_ns=flows.start_ns,
+            attributes=_attributes(fabric, wormhole),
+            kernel=kernel,
+            stop_ns=int(stop_ns),
+            progress=progress,
+        )
     return _result(raw, kernel)
+
+
+@contextmanager
+def _memo_session(kernel: str, fabric: FabricConfig, wormhole: WormholeConfig):
+    """Every Wormhole run starts from the memo of its database (or an empty
+    one, so a run's results never depend on an earlier run in the same
+    process) and writes back what it learnt, even when interrupted."""
+    from . import _core
+
+    _core.memo_clear()
+    if kernel != "wormhole" or not wormhole.memo or not wormhole.memo_db:
+        yield
+        return
+    from .memo import MemoDatabase, scope_of
+
+    scope = scope_of(fabric.to_ns3_attributes(), wormhole.to_ns3_attributes())
+    with MemoDatabase(wormhole.memo_db) as db:
+        rejected = _core.memo_load(db.load(scope))
+        if rejected:
+            raise InputError(wormhole.memo_db, None, f"{rejected} memo records are malformed: the file is corrupt")
+        try:
+            yield
+        finally:
+            stats = _core.kernel_stats()
+            db.save(scope, _core.memo_take_new())
+            db.record_usage(scope, stats["memo_hits"], stats["memo_misses"], stats["memo_inserts"])
 
 
 def _topology_arrays(topology: Topology):
@@ -251,14 +285,15 @@ def run_workload(
             f"the DAG uses GPU ids {missing[:5]}{'...' if len(missing) > 5 else ''} that are not hosts of "
             f"topology {topology.name or '(unnamed)'} ({len(hosts)} hosts)",
         )
-    raw = _core.run_workload(
-        topology=_topology_arrays(topology),
-        op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
-        duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
-        succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,
-        attributes=_attributes(fabric, wormhole),
-        kernel=kernel, stop_ns=int(stop_ns), progress=progress,
-    )
+    with _memo_session(kernel, fabric, wormhole):
+        raw = _core.run_workload(
+            topology=_topology_arrays(topology),
+            op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
+            duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
+            succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,
+            attributes=_attributes(fabric, wormhole),
+            kernel=kernel, stop_ns=int(stop_ns), progress=progress,
+        )
     w = raw["workload"]
     return WorkloadResult(
         network=_result(raw, kernel),

@@ -736,8 +736,14 @@ WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
         r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
         r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
     }
-    wormhole::MemoStore::Global().Insert(std::move(r));
-    m_stats.memoInserts++;
+    // Partitions of one collective form the same pattern at once and all
+    // miss; the first to settle stores it.
+    std::vector<uint32_t> unused;
+    if (wormhole::MemoStore::Global().Find(r.fcg, unused) == nullptr)
+    {
+        wormhole::MemoStore::Global().Insert(std::move(r));
+        m_stats.memoInserts++;
+    }
 }
 
 } // namespace ns3
