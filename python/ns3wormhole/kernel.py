@@ -15,8 +15,9 @@ _loaded = False
 
 def load_into_cppyy() -> Any:
     """Load our libraries and headers into ns-3's cppyy bindings and return the
-    ``ns`` namespace, so ``ns.WormholeSimulatorImpl`` (and the RDMA classes)
-    are usable from Python ns-3 scripts."""
+    ``ns3`` namespace, so ``ns.WormholeSimulatorImpl``, ``ns.RdmaNetwork``,
+    ``ns.RdmaLinkSpec``/``ns.RdmaFlowSpec`` and ``ns.WorkloadExecutor`` are
+    usable from Python ns-3 scripts (see examples/rdma-incast.py)."""
     global _loaded
     import cppyy
     from ns import ns  # noqa: F401  (loads ns-3 itself first)
@@ -26,6 +27,10 @@ def load_into_cppyy() -> Any:
         for lib in paths.available_libraries():
             cppyy.load_library(str(lib))
         cppyy.include("wormhole-simulator-impl.h")
+        # The RDMA model and the workload executor, where they were built.
+        for header in ("rdma-network.h", "workload-executor.h"):
+            if (paths.INCLUDE_DIR / header).exists():
+                cppyy.include(header)
         _loaded = True
     return cppyy.gbl.ns3
 

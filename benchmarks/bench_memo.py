@@ -1,0 +1,96 @@
+"""Memoization on versus off (fast-forward on in both), against the default
+kernel, side by side in one run, on repeated-pattern scenarios:
+
+  ring-x8      a 4-GPU ring all-reduce of 256 MB, 8 times in sequence (star, 100G)
+  gpt-x2       GPT L=8 h=2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fat-tree, 2 iterations
+  incast-x4    an 8-to-1 incast of 16 MB flows, 4 waves 15 ms apart (DCQCN contention)
+
+    python benchmarks/bench_memo.py [--scenario NAME ...] [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from ns3wormhole import run, topology
+from ns3wormhole.compare import fct_errors
+from ns3wormhole.flows import FlowSet, incast
+from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement, ring_allreduce
+from ns3wormhole.workload.dag import KIND_DP_ALLREDUCE, build_dag
+from ns3wormhole.workload.models import ParallelSpec as PS, Workload, gpt
+
+
+def ring_x8():
+    b = DagBuilder(Placement(ParallelSpec(dp=4, gpus_per_server=1)))
+    done = None
+    for it in range(8):
+        b.iteration = it
+        done = ring_allreduce(b, np.arange(4)[None, :], done, 256_000_000, kind=KIND_DP_ALLREDUCE)
+    return topology.star(4, "100Gbps", "1us"), b.build()
+
+
+def gpt_x2():
+    model = gpt("bench", num_layers=8, hidden=2048, heads=16, seq_len=2048, vocab=32000)
+    dag = build_dag(Workload(model=model, parallel=PS(tp=8, dp=4, pp=2), iterations=2))
+    return topology.rail_optimized(8, 8, "100Gbps", "400Gbps", "1us"), dag
+
+
+def incast_x4():
+    waves = [incast(list(range(8)), 8, 16_000_000, start_ns=k * 15_000_000) for k in range(4)]
+    return topology.star(9, "100Gbps", "1us"), FlowSet.concat(waves)
+
+
+SCENARIOS = {"ring-x8": ring_x8, "gpt-x2": gpt_x2, "incast-x4": incast_x4}
+
+
+def execute(topo, work, kernel, cfg=None):
+    if isinstance(work, FlowSet):
+        r = run.run_flows(topo, work, kernel=kernel, wormhole=cfg)
+        return r, np.array([r.makespan_ns])
+    r = run.run_workload(topo, work, kernel=kernel, wormhole=cfg)
+    return r.network, r.iteration_times_ns
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    p.add_argument("--json", default=None)
+    a = p.parse_args(argv)
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} memo on vs off, fast-forward on in both")
+    print(f"{'scenario':<11}{'base wall':>10}{'ff wall':>9}{'ff+memo':>9}{'ff x':>7}{'memo x':>8}{'memo/ff':>8}"
+          f"{'ev ff':>8}{'ev memo':>9}{'hits':>6}{'err mean':>10}{'max':>8}{'iter/mk':>9}")
+    rows = []
+    for name in a.scenario:
+        topo, work = SCENARIOS[name]()
+        base, bt = execute(topo, work, "baseline")
+        ff, ft = execute(topo, work, "wormhole", run.WormholeConfig(memo=False))
+        memo, mt = execute(topo, work, "wormhole", run.WormholeConfig(memo=True))
+        err = fct_errors(base, memo)
+        it_err = float(np.max(np.abs(mt - bt) / bt))
+        row = {
+            "scenario": name, "baseline_wall_s": base.wall_s, "ff_wall_s": ff.wall_s, "memo_wall_s": memo.wall_s,
+            "ff_speedup": base.wall_s / ff.wall_s, "memo_speedup": base.wall_s / memo.wall_s,
+            "memo_over_ff": ff.wall_s / memo.wall_s, "ff_event_ratio": base.events / ff.events,
+            "memo_event_ratio": base.events / memo.events, "memo_hits": memo.stats["memo_hits"],
+            "memo_misses": memo.stats["memo_misses"], "memo_inserts": memo.stats["memo_inserts"],
+            "memo_time_saved_ns": memo.stats["memo_time_saved_ns"],
+            "fct_error_mean": float(err.mean()), "fct_error_max": float(err.max()), "iteration_or_makespan_error": it_err,
+        }
+        rows.append(row)
+        print(f"{name:<11}{base.wall_s:>9.2f}s{ff.wall_s:>8.2f}s{memo.wall_s:>8.2f}s{row['ff_speedup']:>6.1f}x"
+              f"{row['memo_speedup']:>7.1f}x{row['memo_over_ff']:>7.1f}x{row['ff_event_ratio']:>7.1f}x"
+              f"{row['memo_event_ratio']:>8.1f}x{row['memo_hits']:>6}{100 * row['fct_error_mean']:>9.3f}%"
+              f"{100 * row['fct_error_max']:>7.2f}%{100 * it_err:>8.3f}%", flush=True)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(rows, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
