@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import shutil
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 from . import __version__
 
@@ -24,9 +34,73 @@ Ways to use the kernel:
 
 EPILOG = """\
 examples:
+  ns3-wormhole run examples/incast.toml                     # Wormhole kernel, summary table
+  ns3-wormhole run examples/incast.toml --kernel baseline --json base.json
+  ns3-wormhole compare examples/incast.toml --report report # both kernels, errors, plots
+  ns3-wormhole compare examples/gpt-tiny.toml --json cmp.json
+  ns3-wormhole sweep examples/sweep.toml --out sweep-out --workers 2
+  ns3-wormhole sweep examples/sweep.toml --scheduler tcp://127.0.0.1:8786
   ns3-wormhole config --cflags --libs --modules core network internet
   g++ prog.cc $(ns3-wormhole config --cflags --libs --modules core network) -o prog
   ns3-wormhole info
+
+exit codes: 0 done, 2 bad input (one line on stderr names the file, line and key),
+130 interrupted by Ctrl-C (the JSON of what was computed is still written).
+Scenario file keys: README.md, section "Scenario files".
+"""
+
+RUN_EPILOG = """\
+examples:
+  ns3-wormhole run examples/incast.toml
+  ns3-wormhole run examples/gpt-tiny.toml --kernel baseline --json run.json
+  ns3-wormhole run examples/incast.toml --json - --quiet | jq .wall_s
+
+JSON fields: kernel, wall_s, setup_s, events, sim_time_s, interrupted, flows_total,
+flows_completed, makespan_ns, iteration_times_ns ([] for flow workloads), finished,
+stats (kernel counters), counters (fabric counters), flows (list of {id, src, dst,
+bytes, start_ns, finish_ns, fct_ns}; unfinished flows have null finish and FCT).
+"""
+
+COMPARE_EPILOG = """\
+examples:
+  ns3-wormhole compare examples/incast.toml
+  ns3-wormhole compare examples/incast.toml --json cmp.json --report report
+  ns3-wormhole compare examples/gpt-tiny.toml --quiet --json -
+
+JSON fields: speedup (baseline wall / Wormhole wall), event_ratio (baseline events /
+Wormhole events), fct_error {mean, p50, p99, max} of per-flow |FCT_w - FCT_b| / FCT_b,
+makespan_error, iteration_time_error (max over iterations; null for flow workloads),
+flows (count), flows_compared, interrupted, baseline {wall_s, events, ...},
+wormhole {wall_s, events, stats, ...}, per_flow (list of {id, src, dst, bytes,
+fct_baseline_ns, fct_wormhole_ns, error}).
+
+--report DIR also samples every flow's rate (fabric.rate_sample_interval_ns = 10 us
+unless the scenario sets it) and writes DIR/report.md with fct_cdf.png,
+fct_error.png and rates.png (needs matplotlib: pip install 'ns3wormhole[plot]').
+"""
+
+SWEEP_EPILOG = """\
+A sweep file names a base scenario and a grid of key paths to vary:
+
+  scenario = "incast.toml"          # relative to the sweep file
+  mode = "compare"                  # or "run" (then kernel = "wormhole" | "baseline")
+  [grid]
+  "wormhole.theta" = [0.03, 0.05]
+  "fabric.rp_timer_us" = [300, 900]
+  [set]                             # optional fixed overrides
+  "workload.bytes" = "16MB"
+
+Every point of the cartesian product runs in its own process (ns-3's simulator is
+a process-wide singleton): local processes by default, or tasks on an existing
+Dask cluster with --scheduler (pip install 'ns3wormhole[sweep]'; workers need
+ns3wormhole installed and the scenario's files at the same paths).
+Writes OUT/sweep.csv (one column per grid key, then speedup, event_ratio,
+fct_error_mean/p99/max, makespan_error, wall times, events, ...), OUT/sweep.json and
+OUT/sweep.png (speedup and FCT error against the first grid key).
+
+examples:
+  ns3-wormhole sweep examples/sweep.toml --out sweep-out --workers 2
+  ns3-wormhole sweep examples/sweep.toml --scheduler tcp://127.0.0.1:8786
 """
 
 
@@ -61,6 +135,300 @@ def _cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- helpers
+
+
+class CliError(Exception):
+    """A problem to report as one line with exit code 2."""
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _check_output_path(path: str | None, what: str) -> None:
+    """Fail before simulating if an output file cannot be written."""
+    if path is None or path == "-":
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise CliError(f"{what} {path}: is a directory")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise CliError(f"{what} {path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise CliError(f"{what} {path}: folder {parent} is not writable")
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    return x
+
+
+def _write_json(path: str | None, data: dict) -> None:
+    if path is None:
+        return
+    text = json.dumps(_jsonable(data), indent=1, allow_nan=False) + "\n"
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    tmp = Path(f"{path}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _fmt_ns(ns: float | None) -> str:
+    from .scenario import format_duration_ns
+
+    return "n/a" if ns is None else format_duration_ns(ns)
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2%}"
+
+
+def _load(path: str, quiet: bool):
+    from .scenario import load_scenario
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sc = load_scenario(path)
+    for w in caught:
+        _say(f"ns3-wormhole: warning: {_one_line(w.message)}")
+    return sc
+
+
+class _Progress:
+    """A one-line progress display on stderr, shown once a run has taken longer than
+    ``delay_s`` of wall time, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool, delay_s: float = 2.0) -> None:
+        self.enabled = enabled
+        self.delay_s = delay_s
+        self.label = ""
+        self.t0 = time.monotonic()
+        self.shown = False
+
+    def start(self, label: str) -> None:
+        self.clear()
+        self.label = label
+        self.t0 = time.monotonic()
+
+    def __call__(self, now_ns: int, done: int, total: int) -> None:
+        wall = time.monotonic() - self.t0
+        if not self.enabled or wall < self.delay_s:
+            return
+        width = 16
+        frac = done / total if total else 0.0
+        bar = "#" * int(frac * width) + "." * (width - int(frac * width))
+        line = f"{self.label:>8}  sim {_fmt_ns(now_ns):>9}  flows {done}/{total} [{bar}]  wall {wall:.1f} s  Ctrl-C stops"
+        cols = shutil.get_terminal_size((80, 24)).columns
+        sys.stderr.write("\r" + line[: max(cols - 1, 20)] + "\033[K")
+        sys.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+            self.shown = False
+
+
+class _InterruptGuard:
+    """Ctrl-C during a simulation must reach the C++ watchdog, which stops the run
+    at its next tick and returns what was computed. The watchdog notices it when
+    Python's SIGINT handler raises; a Ctrl-C that lands while our progress callback
+    is running Python code would instead raise inside the callback (and lose the
+    results), so it is deferred: re-sent a moment later, when the simulation is
+    back in C++."""
+
+    def __init__(self) -> None:
+        self.in_callback = False
+        self._old: Any = None
+        self._installed = False
+
+    def __enter__(self) -> "_InterruptGuard":
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.getsignal(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._handler)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._old)
+
+    def _handler(self, signum: int, frame: object) -> None:
+        if self.in_callback:
+            t = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            t.daemon = True
+            t.start()
+            return
+        raise KeyboardInterrupt
+
+    def wrap(self, fn: Callable[[int, int, int], None]) -> Callable[[int, int, int], None]:
+        def callback(now_ns: int, done: int, total: int) -> None:
+            self.in_callback = True
+            try:
+                fn(now_ns, done, total)
+            except Exception:  # a display problem must never end the simulation
+                pass
+            finally:
+                self.in_callback = False
+
+        return callback
+
+
+def _progress_wanted(args: argparse.Namespace) -> bool:
+    """On a terminal unless --quiet; NS3WH_PROGRESS=always|never overrides the terminal test."""
+    force = os.environ.get("NS3WH_PROGRESS", "").lower()
+    if args.quiet or force == "never":
+        return False
+    return force == "always" or sys.stderr.isatty()
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _run_summary(d: dict, label: str) -> list[str]:
+    st = d["stats"]
+    out = [
+        f"scenario   {label}",
+        f"kernel     {d['kernel']}",
+        f"flows      {d['flows_completed']}/{d['flows_total']} completed, last ends at {_fmt_ns(d['makespan_ns'])}",
+        f"sim time   {_fmt_ns(d['sim_time_s'] * 1e9)}",
+        f"wall time  {d['wall_s']:.3f} s (+ {d['setup_s']:.3f} s setup)",
+        f"events     {d['events']:,}",
+    ]
+    if d["kernel"] == "wormhole":
+        out.append(f"fast-fwd   {st.get('fast_forwards', 0):,} fast-forwards, {_fmt_ns(st.get('time_skipped_ns', 0))} skipped (sum over partitions)")
+    if d["iteration_times_ns"]:
+        out.append("iterations " + ", ".join(_fmt_ns(x) for x in d["iteration_times_ns"]))
+    return out
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .scenario import run_as_dict
+
+    _check_output_path(args.json, "--json")
+    sc = _load(args.scenario, args.quiet)
+    bar = _Progress(_progress_wanted(args))
+    bar.start(args.kernel)
+    with _InterruptGuard() as guard:
+        result = sc.run(args.kernel, progress=guard.wrap(bar) if bar.enabled else None)
+    bar.clear()
+    d = run_as_dict(result, sc)
+    _write_json(args.json, d)
+    if d["interrupted"]:
+        where = f"; partial results in {args.json}" if args.json and args.json != "-" else ""
+        _say(f"ns3-wormhole: interrupted at simulated time {_fmt_ns(d['sim_time_s'] * 1e9)} "
+             f"({d['flows_completed']}/{d['flows_total']} flows done){where}")
+        return 130
+    if not args.quiet:
+        out = sys.stderr if args.json == "-" else sys.stdout
+        print("\n".join(_run_summary(d, sc.summary())), file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _compare_summary(d: dict, label: str) -> list[str]:
+    b, w = d["baseline"], d["wormhole"]
+    fe = d["fct_error"]
+
+    def row(name: str, vb: str, vw: str) -> str:
+        return f"{name:<16}{vb:>16}{vw:>16}"
+
+    out = [f"scenario  {label}", "", row("", "baseline", "wormhole")]
+    out.append(row("wall time", f"{b['wall_s']:.3f} s", f"{w['wall_s']:.3f} s"))
+    out.append(row("events", f"{b['events']:,}", f"{w['events']:,}"))
+    out.append(row("makespan", _fmt_ns(b["makespan_ns"] or None), _fmt_ns(w["makespan_ns"] or None)))
+    out.append(row("flows done", f"{b['flows_completed']}/{d['flows']}", f"{w['flows_completed']}/{d['flows']}"))
+    out.append(row("fast-forwards", "", f"{w['stats'].get('fast_forwards', 0):,}"))
+    out.append("")
+    out.append(f"speedup {d['speedup']:.2f}x   event ratio {d['event_ratio']:.2f}x")
+    if d["flows_compared"]:
+        out.append(f"FCT error ({d['flows_compared']} flows)  mean {_pct(fe['mean'])}  p50 {_pct(fe['p50'])}  "
+                   f"p99 {_pct(fe['p99'])}  max {_pct(fe['max'])}")
+    else:
+        out.append("FCT error  n/a: no flow completed under both kernels")
+    out.append(f"makespan error {_pct(d['makespan_error'])}")
+    if d["iteration_time_error"] is not None:
+        out.append(f"iteration time error {_pct(d['iteration_time_error'])} (max over "
+                   f"{len(b['iteration_times_ns'])} iterations)")
+    return out
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    _check_output_path(args.json, "--json")
+    if args.report is not None:
+        from .report import have_matplotlib
+
+        if Path(args.report).exists() and not Path(args.report).is_dir():
+            raise CliError(f"--report {args.report}: exists and is not a folder")
+        if not have_matplotlib():
+            raise CliError("--report needs matplotlib: pip install 'ns3wormhole[plot]'")
+    sc = _load(args.scenario, args.quiet)
+    if args.report is not None and sc.fabric.rate_sample_interval_ns == 0:
+        sc = sc.with_fabric(rate_sample_interval_ns=int(args.rate_interval_ns))
+    bar = _Progress(_progress_wanted(args))
+    with _InterruptGuard() as guard:
+        cmp = sc.compare(progress=guard.wrap(bar) if bar.enabled else None, on_start=bar.start)
+    bar.clear()
+    d = cmp.as_dict()
+    _write_json(args.json, d)
+    if d["interrupted"]:
+        r = cmp.wormhole if cmp.wormhole is not None else cmp.baseline
+        kernel = "wormhole" if cmp.wormhole is not None else "baseline"
+        where = f"; partial results in {args.json}" if args.json and args.json != "-" else ""
+        _say(f"ns3-wormhole: interrupted during the {kernel} run at simulated time {_fmt_ns(r.sim_time_ns)}{where}")
+        return 130
+    out = sys.stderr if args.json == "-" else sys.stdout
+    if not args.quiet:
+        print("\n".join(_compare_summary(d, sc.summary())), file=out)
+    if args.report is not None:
+        from .report import write_report
+
+        json_name = os.path.relpath(args.json, args.report) if args.json and args.json != "-" else None
+        files = write_report(cmp, args.report, json_name=json_name)
+        if not args.quiet:
+            print(f"report     {files[0]} (+ {', '.join(f.name for f in files[1:])})", file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- sweep
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import SweepInterrupted, format_table, run_sweep
+
+    if args.workers is not None and args.workers < 1:
+        raise CliError(f"--workers must be >= 1, got {args.workers}")
+    say = None if args.quiet else _say
+    try:
+        table = run_sweep(args.sweep, out_dir=args.out, scheduler=args.scheduler, workers=args.workers, log=say)
+    except SweepInterrupted as exc:
+        _say(f"ns3-wormhole: interrupted; {exc.done} of {exc.total} points done, written to {exc.out_dir}")
+        return 130
+    if not args.quiet:
+        print(format_table(table))
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ns3-wormhole",
@@ -70,6 +438,54 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    raw = argparse.RawDescriptionHelpFormatter
+
+    p = sub.add_parser(
+        "run",
+        help="simulate a scenario file under one kernel",
+        description="Simulate a scenario (TOML: [topology], [fabric], [workload], [wormhole]) under one "
+        "kernel and print a summary. A progress line appears on stderr for runs longer than a few "
+        "seconds; Ctrl-C stops the simulation, writes what it has and exits with 130.",
+        epilog=RUN_EPILOG,
+        formatter_class=raw,
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
+    p.add_argument("--kernel", choices=("baseline", "wormhole"), default="wormhole",
+                   help="baseline = ns-3's DefaultSimulatorImpl, wormhole = ns3::WormholeSimulatorImpl (default)")
+    p.add_argument("--json", metavar="OUT", help="write results as JSON to OUT ('-' for stdout)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary table and no progress line")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser(
+        "compare",
+        help="simulate a scenario under both kernels and report speed-up and errors",
+        description="Run a scenario under ns-3's default kernel and under Wormhole (same fabric and seed) "
+        "and report the speed-up, the event ratio and the per-flow FCT errors.",
+        epilog=COMPARE_EPILOG,
+        formatter_class=raw,
+    )
+    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
+    p.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT ('-' for stdout)")
+    p.add_argument("--report", metavar="DIR", help="write DIR/report.md and PNG plots (needs matplotlib)")
+    p.add_argument("--rate-interval-ns", type=int, default=10_000, metavar="NS",
+                   help="rate sampling period for --report's rate plot, if the scenario sets none (default 10000)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary table and no progress line")
+    p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of parameters (local processes or a Dask cluster)",
+        description="Run the cartesian product of a sweep file's grid over its base scenario.",
+        epilog=SWEEP_EPILOG,
+        formatter_class=raw,
+    )
+    p.add_argument("sweep", metavar="SWEEP", help="sweep file (.toml)")
+    p.add_argument("--out", metavar="DIR", help="output folder (default: SWEEP's name + '-results')")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="address of a running Dask scheduler")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="local worker processes (default: number of CPUs, at most the number of points)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no per-point log and no table")
+    p.set_defaults(func=_cmd_sweep)
 
     p = sub.add_parser(
         "config",
@@ -103,11 +519,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        _say("ns3-wormhole: interrupted")
         return 130
-    except (OSError, ValueError) as exc:
-        print(f"ns3-wormhole: error: {exc}", file=sys.stderr)
+    except CliError as exc:
+        _say(f"ns3-wormhole: error: {_one_line(exc)}")
         return 2
+    except (OSError, ValueError) as exc:  # InputError, TOML errors, ValueError from the C++ layer
+        if os.environ.get("NS3WH_TRACEBACK"):
+            raise
+        text = str(exc)
+        if isinstance(exc, OSError) and exc.filename and exc.strerror:
+            text = f"{exc.filename}: {exc.strerror}"
+        _say(f"ns3-wormhole: error: {_one_line(text)}")
+        return 2
+    except ImportError as exc:
+        _say(f"ns3-wormhole: error: {_one_line(exc)}")
+        return 2
+    except Exception as exc:  # never a traceback; NS3WH_TRACEBACK=1 shows it
+        if os.environ.get("NS3WH_TRACEBACK"):
+            raise
+        _say(f"ns3-wormhole: internal error: {type(exc).__name__}: {_one_line(exc)} (NS3WH_TRACEBACK=1 shows where)")
+        return 1
 
 
 if __name__ == "__main__":
