@@ -212,3 +212,26 @@ def test_clear_and_inspect(tmp_path):
         assert info.size_bytes > 0
         assert db.clear() == 3
         assert db.info().entries == 0 and db.load("a") == []
+
+
+def test_cli_memo_info_and_clear(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import ns3_wormhole_cmd
+
+    db = tmp_path / "m.sqlite"
+    with MemoDatabase(db) as d:
+        d.save("a", [b"x", b"y"])
+        d.record_usage("a", hits=5, misses=1, inserts=2)
+    out = subprocess.run([*ns3_wormhole_cmd(), "memo", "info", str(db)], capture_output=True, text=True)
+    assert out.returncode == 0 and "2 records" in out.stdout and "5 hits" in out.stdout
+    out = subprocess.run([*ns3_wormhole_cmd(), "memo", "clear", str(db)], capture_output=True, text=True)
+    assert out.returncode == 0 and "removed 2" in out.stdout
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("garbage " * 100)
+    out = subprocess.run([*ns3_wormhole_cmd(), "memo", "info", str(bad)], capture_output=True, text=True)
+    assert out.returncode == 2 and "bad.sqlite" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    missing = subprocess.run([*ns3_wormhole_cmd(), "memo", "info", str(tmp_path / "none.sqlite")],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such memo database" in missing.stderr

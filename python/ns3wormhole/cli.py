@@ -507,7 +507,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("info", help="show versions and where the native libraries are")
     p.set_defaults(func=_cmd_info)
+
+    p = sub.add_parser(
+        "memo",
+        help="inspect or clear a memo database (the [wormhole] memo_db file)",
+        description="Memoized contention patterns persist in one SQLite file that later runs reuse. "
+        "`info` shows its entries, scopes, size and the hits/misses/inserts of the runs that used it; "
+        "`clear` empties it.",
+    )
+    p.add_argument("action", choices=["info", "clear"])
+    p.add_argument("database", help="path of the memo database")
+    p.set_defaults(func=_cmd_memo)
     return parser
+
+
+def _cmd_memo(args: argparse.Namespace) -> int:
+    from .memo import MemoDatabase
+
+    with MemoDatabase(args.database, create=False) as db:
+        if args.action == "clear":
+            print(f"{args.database}: removed {db.clear()} records")
+            return 0
+        info = db.info()
+    print(f"{info.path}: {info.entries} records in {info.scopes} scope(s), {info.size_bytes:,} bytes; "
+          f"{info.runs} run(s): {info.hits} hits, {info.misses} misses, {info.inserts} inserts")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
