@@ -503,6 +503,18 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
             FlowSeam::creditor->CreditFlow(flow, bytes, skip);
         }
     }
+    BeginSkip(partition, skip, std::move(rates));
+    PartitionState& after = StateOf(partition);
+    // A skip that ends just before a completion leaves nothing to gain until
+    // a flow leaves or joins; a drift-limited one may be followed by another.
+    after.locked = !driftLimited;
+    m_stats.fastForwards++;
+    m_stats.timeSkippedNs += skip;
+}
+
+void
+WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<std::pair<uint32_t, double>> rates)
+{
     // The windows now straddle a gap of dT without progress: start them
     // afresh, and measure the next R-hat only from when the partition
     // resumes. Under DCQCN each flow's share wanders around a slowly moving
@@ -510,24 +522,20 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     // average out over many skips, where one long-run average would carry
     // the early unfairness into every later skip.
     ClearWindows(partition);
-    for (uint32_t flow : flows)
+    const uint64_t end = m_currentTs + static_cast<uint64_t>(skip);
+    for (uint32_t flow : m_partitions.Get(partition).flows)
     {
         FlowState& fs = m_flows[flow];
-        fs.anchorTime = m_currentTs + static_cast<uint64_t>(skip);
+        fs.anchorTime = end;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;
     }
-    PartitionState& after = StateOf(partition);
-    after.skippedSinceAnchor = 0;
-    after.creditRates = std::move(rates);
-    after.skipping = true;
+    PartitionState& st = StateOf(partition);
+    st.skippedSinceAnchor = 0;
+    st.creditRates = std::move(rates); // what a skip-back takes back
+    st.skipping = true;
+    st.skipEnd = end;
     ++m_activeSkips;
-    after.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
-    // A skip that ends just before a completion leaves nothing to gain until
-    // a flow leaves or joins; a drift-limited one may be followed by another.
-    after.locked = !driftLimited;
-    m_stats.fastForwards++;
-    m_stats.timeSkippedNs += skip;
 }
 
 void
@@ -687,21 +695,10 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         FlowSeam::creditor->CreditFlow(flows[i], bytes, skip);
         rates.emplace_back(flows[i], static_cast<double>(bytes) * 8e9 / static_cast<double>(skip));
     }
-    ClearWindows(partition);
-    for (uint32_t f : flows)
-    {
-        FlowState& fs = m_flows[f];
-        fs.anchorTime = m_currentTs + static_cast<uint64_t>(skip);
-        fs.anchorAcked = fs.acked;
-        fs.anchorCredited = fs.credited;
-    }
+    BeginSkip(partition, skip, std::move(rates));
     st.memoPending = false;
-    st.creditRates = std::move(rates);
-    st.skipping = true;
-    st.skipEnd = m_currentTs + static_cast<uint64_t>(skip);
     // Skipped to just before a completion: nothing more until it changes.
     st.locked = steady > 0;
-    ++m_activeSkips;
     if (steady > 0)
     {
         m_stats.fastForwards++;

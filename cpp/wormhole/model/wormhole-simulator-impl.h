@@ -193,6 +193,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Forget the steady windows (not the anchors) of a partition's flows.
     void ClearWindows(uint32_t partition);
     void TryFastForward(uint32_t partition);
+    /// Mark a partition whose events were just moved by `skip` as skipping:
+    /// fresh windows, R-hat anchored at the skip's end.
+    void BeginSkip(uint32_t partition, int64_t skip, std::vector<std::pair<uint32_t, double>> rates);
     /// Converged rate-based CC is work-conserving: every flow either sends
     /// at its line rate or crosses a link its partition fills.
     /// A contention pattern formed: skip its transient if memoized, else
