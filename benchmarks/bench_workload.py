@@ -17,7 +17,7 @@ import numpy as np
 
 from ns3wormhole import run, topology
 from ns3wormhole.workload.dag import build_dag
-from ns3wormhole.workload.models import ParallelSpec, Workload, gpt
+from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, preset
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,15 +25,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--iterations", type=int, default=1)
+    p.add_argument("--preset", default=None,
+                   help="a Table 1 preset instead (e.g. gpt-7b on its 64 GPUs); topology sized to it")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
-    model = gpt("bench", num_layers=a.layers, hidden=a.hidden, heads=16, seq_len=2048, vocab=32000)
-    work = Workload(model=model, parallel=ParallelSpec(tp=8, dp=4, pp=2), iterations=a.iterations)
+    if a.preset:
+        work = preset(a.preset, iterations=a.iterations)
+        label = a.preset
+    else:
+        model = gpt("bench", num_layers=a.layers, hidden=a.hidden, heads=16, seq_len=2048, vocab=32000)
+        work = Workload(model=model, parallel=ParallelSpec(tp=8, dp=4, pp=2), iterations=a.iterations)
+        label = f"gpt L={a.layers} h={a.hidden} TP8-DP4-PP2"
     dag = build_dag(work)
-    topo = topology.rail_optimized(8, 8, "100Gbps", "400Gbps", "1us")
+    gpus = work.parallel.tp * work.parallel.dp * work.parallel.pp
+    topo = topology.rail_optimized(gpus // 8, 8, "100Gbps", "400Gbps", "1us")
     s = dag.summary()
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} gpt L={a.layers} h={a.hidden} TP8-DP4-PP2, 64 GPUs, "
-          f"{a.iterations} iteration(s): {s['nodes']} DAG nodes, {s['flows']} flows")
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {label}, {gpus} GPUs, "
+          f"{a.iterations} iteration(s): {s['nodes']} DAG nodes, {s['flows']} flows", flush=True)
     base = run.run_workload(topo, dag, kernel="baseline")
     worm = run.run_workload(topo, dag, kernel="wormhole")
     b, w = base.network, worm.network
