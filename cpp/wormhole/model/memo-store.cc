@@ -91,6 +91,17 @@ constexpr uint32_t kMaxVertices = 1u << 16;
 uint64_t
 FlowConflictGraph::Hash() const
 {
+    if (!m_hashed)
+    {
+        m_hash = ComputeHash();
+        m_hashed = true;
+    }
+    return m_hash;
+}
+
+uint64_t
+FlowConflictGraph::ComputeHash() const
+{
     const size_t n = vertexLabel.size();
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);
     for (const auto& e : edges)

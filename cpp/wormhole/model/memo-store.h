@@ -32,11 +32,17 @@ struct FlowConflictGraph
     };
     std::vector<Edge> edges;
 
-    /// Structural hash: equal for isomorphic graphs (colour refinement).
+    /// Structural hash: equal for isomorphic graphs (colour refinement);
+    /// computed once (change the graph only before the first call).
     uint64_t Hash() const;
     /// If `other` is isomorphic to this graph (labels and weights equal),
     /// fill map[i] = vertex of `other` matching vertex i of this graph.
     bool IsomorphicTo(const FlowConflictGraph& other, std::vector<uint32_t>& map) const;
+
+  private:
+    uint64_t ComputeHash() const;
+    mutable uint64_t m_hash = 0;
+    mutable bool m_hashed = false;
 };
 
 struct MemoRecord

@@ -190,6 +190,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.steady = false;
         fs.settle = 0;
         fs.anchorFinal = false;
+        fs.memoCheck = m_memo;
         fs.anchorTime = m_currentTs;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;
@@ -232,7 +233,6 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);
     ResetPartition(partition);
-    MemoOnFormation(partition);
 }
 
 void
@@ -253,6 +253,22 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     fs.acked = ackedBytes;
     fs.sent = sentBytes;
     fs.ccRate = ccRateBps;
+    if (fs.memoCheck)
+    {
+        // The pattern is looked up at its first acknowledgement, not at each
+        // join: a collective's flows start together, and one lookup of the
+        // whole pattern replaces one per flow of ever larger partial ones.
+        const uint32_t formed = m_partitions.PartitionOfFlow(flowId);
+        for (uint32_t f : m_partitions.Get(formed).flows)
+        {
+            m_flows[f].memoCheck = false;
+        }
+        MemoOnFormation(formed);
+        if (IsSkipping(formed))
+        {
+            return; // skipped by a memo hit: this flow's state just moved on
+        }
+    }
     // A sample is the delivered payload rate over the (up to) l
     // acknowledgements before this one: a per-packet CC rate swings by tens
     // of percent under DCQCN's sawtooth, while a rate measured over l packets
@@ -554,7 +570,6 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     for (uint32_t p : m_partitions.RemoveFlow(flowId))
     {
         ResetPartition(p);
-        MemoOnFormation(p);
     }
 }
 

@@ -150,6 +150,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         /// R-hat is the rate delivered since then (measured and credited).
         bool anchorFinal = false;
         uint32_t settle = 0; ///< samples since the partition last changed
+        bool memoCheck = false; ///< look the pattern up at the next acknowledgement
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
