@@ -191,6 +191,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.settle = 0;
         fs.anchorFinal = false;
         fs.memoCheck = m_memo;
+        fs.alone = m_partitions.Get(partition).flows.size() == 1;
         fs.anchorTime = m_currentTs;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;
@@ -229,6 +230,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
     {
         double payload = 0;
         FlowSeam::creditor->GetLinkCapacity(fs.firstLink, fs.ccRate, payload); // RDMA starts at line rate
+        fs.lineRate = fs.ccRate;
     }
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);
@@ -274,12 +276,27 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     // of percent under DCQCN's sawtooth, while a rate measured over l packets
     // adapts its time scale to the flow's speed (160 us for a lone 100G flow,
     // about 1 ms for one of eight sharing it).
+    //
+    // A flow alone in its partition whose congestion control never cut it
+    // runs at line rate by construction; it needs no l-packet averaging, and
+    // short flows (pipeline sends) could never fill a full window. It is
+    // judged on l/4 samples spanning l/8 acknowledgements each, until its
+    // first cut or a neighbour, which put it back on the full window.
+    fs.everCut = fs.everCut || ccRateBps < fs.lineRate;
+    const bool quick = fs.alone && !fs.everCut;
+    if (quick != fs.quick)
+    {
+        fs.quick = quick;
+        fs.window.Clear();
+    }
+    const uint32_t span = quick ? std::max<uint32_t>(1, m_window / 8) : m_window;
+    const uint64_t need = quick ? m_window / 4 + span : 2 * static_cast<uint64_t>(m_window);
     if (fs.window.Size() == 0)
     {
         fs.window.Push(m_currentTs, 0.0, ackedBytes);
         return;
     }
-    const auto& oldest = fs.window.Oldest();
+    const auto& oldest = fs.window.At(fs.window.Size() > span ? fs.window.Size() - span : 0);
     if (m_currentTs <= oldest.timeNs)
     {
         return;
@@ -288,15 +305,33 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         static_cast<double>(ackedBytes - oldest.acked) * 8e9 / static_cast<double>(m_currentTs - oldest.timeNs);
     fs.window.Push(m_currentTs, rate, ackedBytes);
     ++fs.settle;
-    // Steady needs l samples that each span l acknowledgements, l/4 of them
-    // taken since the partition last changed.
-    if (fs.window.Pushed() < 2 * static_cast<uint64_t>(m_window) || 4 * fs.settle < m_window)
+    // Steady needs a window of samples that each span their share of
+    // acknowledgements, l/4 of them taken since the partition last changed.
+    if (fs.window.Pushed() < need || 4 * fs.settle < m_window)
     {
         return;
     }
+    if (quick && fs.window.Size() > m_window / 4)
+    {
+        // judge a quick flow on its last l/4 samples only
+        double lo = std::numeric_limits<double>::infinity();
+        double hi = 0;
+        double sum = 0;
+        for (uint32_t k = fs.window.Size() - m_window / 4; k < fs.window.Size(); ++k)
+        {
+            lo = std::min(lo, fs.window.At(k).rate);
+            hi = std::max(hi, fs.window.At(k).rate);
+            sum += fs.window.At(k).rate;
+        }
+        fs.quickSpread = sum > 0 ? (hi - lo) / (sum / (m_window / 4)) : 1.0;
+    }
+    else
+    {
+        fs.quickSpread = fs.window.Spread();
+    }
     const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
     PartitionState& st = StateOf(partition);
-    const bool steady = fs.window.Spread() < m_theta;
+    const bool steady = fs.quickSpread < m_theta;
     if (steady != fs.steady)
     {
         fs.steady = steady;
