@@ -507,7 +507,6 @@ RdmaNetwork::StartFlow(uint32_t index)
         node = port.peer->GetIndex();
     }
     wormhole::FlowSeam::Started(qp.id, links, qp.bytes);
-    wormhole::FlowSeam::RateSample(qp.id, qp.rate);
     StartSamplers();
 }
 

@@ -49,7 +49,7 @@ class RdmaCongestionControl : public Object
     void DoDispose() override;
     virtual void DoStart() = 0;
 
-    /// Apply a new sending rate to the flow (pacing, FlowSeam::RateSample).
+    /// Apply a new sending rate to the flow (pacing).
     void SetRate(double bps);
 
     /// Schedule a timer of this flow: owned by its host link, run in the

@@ -145,7 +145,6 @@ RdmaNic::SetQpRate(RdmaQueuePair& qp, double bps)
     {
         qp.nextAvail += PacingGap(qp, qp.lastWire, bps) - PacingGap(qp, qp.lastWire, old);
     }
-    wormhole::FlowSeam::RateSample(qp.id, bps);
     if (bps > old)
     {
         Kick(qp.port); // the next frame may now leave earlier

@@ -53,7 +53,6 @@ class FlowListener
   public:
     virtual ~FlowListener() = default;
     virtual void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) = 0;
-    virtual void FlowRateSample(uint32_t flowId, double rateBps) = 0;
     /// One progress report per acknowledgement: the congestion-control rate
     /// now in force, payload bytes acknowledged so far and payload bytes sent
     /// so far (both cumulative, excluding kernel credit).
@@ -93,14 +92,6 @@ struct FlowSeam
         if (listener)
         {
             listener->FlowStarted(flowId, links, bytes);
-        }
-    }
-
-    static void RateSample(uint32_t flowId, double rateBps)
-    {
-        if (listener)
-        {
-            listener->FlowRateSample(flowId, rateBps);
         }
     }
 

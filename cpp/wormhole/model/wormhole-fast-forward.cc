@@ -238,12 +238,6 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
 }
 
 void
-WormholeSimulatorImpl::FlowRateSample(uint32_t flowId, double rateBps)
-{
-    // Rate changes alone carry no progress; steady detection uses FlowProgress.
-}
-
-void
 WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes)
 {
     auto it = m_flows.find(flowId);

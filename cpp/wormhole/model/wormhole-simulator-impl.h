@@ -83,7 +83,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
 
     // wormhole::FlowListener: flow facts from the transport model.
     void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) override;
-    void FlowRateSample(uint32_t flowId, double rateBps) override;
     void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
     void FlowFinished(uint32_t flowId) override;
 
