@@ -66,6 +66,16 @@ target_include_directories(ns3::imported SYSTEM INTERFACE ${NS3_INCLUDE_DIR})
 # so inline code in ns-3 headers behaves as in the libraries.
 target_compile_definitions(ns3::imported INTERFACE NS3_LOG_ENABLE NS3_ASSERT_ENABLE)
 
+# ns-3 <= 3.37 declares `void SimulatorImpl::Stop(const Time&)`; later ones return an EventId.
+file(STRINGS ${NS3_INCLUDE_DIR}/ns3/simulator-impl.h _stop_void REGEX "virtual void Stop\\(const Time")
+# Its headers are also not all valid C++20 (singleton.h), so ns-3 programs
+# built against it use C++17; our own sources build either way.
+set(NS3WH_PROGRAM_CXX_STD c++20)
+if(_stop_void)
+  target_compile_definitions(ns3::imported INTERFACE NS3WH_STOP_RETURNS_VOID)
+  set(NS3WH_PROGRAM_CXX_STD c++17)
+endif()
+
 if(NS3WH_NS3_FROM_WHEEL)
   set(NS3WH_NS3_FROM_WHEEL_PY True)
 else()

@@ -55,9 +55,10 @@ def _wheel_dir() -> Path:
 
 def cflags() -> list[str]:
     return [
-        "-std=c++20",
+        f"-std={getattr(_buildinfo(), 'PROGRAM_CXX_STD', 'c++20')}",
         "-DNS3_LOG_ENABLE",
         "-DNS3_ASSERT_ENABLE",
+        *(["-DNS3WH_STOP_RETURNS_VOID"] if getattr(_buildinfo(), "PROGRAM_CXX_STD", "") == "c++17" else []),
         f"-I{INCLUDE_DIR}",
         f"-I{ns3_include_dir()}",
     ]

@@ -214,7 +214,7 @@ DcqcnRateControl::SaveState() const
             m_alpha,
             static_cast<double>(m_stage),
             m_firstCnp ? 0.0 : 1.0,
-            m_increaseEvent.IsPending() ? 1.0 : 0.0};
+            m_increaseEvent.IsExpired() ? 0.0 : 1.0};
 }
 
 void

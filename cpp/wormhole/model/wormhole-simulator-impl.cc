@@ -274,12 +274,21 @@ WormholeSimulatorImpl::Stop()
     m_stop = true;
 }
 
+#ifdef NS3WH_STOP_RETURNS_VOID
+void
+WormholeSimulatorImpl::Stop(const Time& delay)
+{
+    NS_LOG_FUNCTION(this << delay.GetTimeStep());
+    Simulator::Schedule(delay, &Simulator::Stop);
+}
+#else
 EventId
 WormholeSimulatorImpl::Stop(const Time& delay)
 {
     NS_LOG_FUNCTION(this << delay.GetTimeStep());
     return Simulator::Schedule(delay, &Simulator::Stop);
 }
+#endif
 
 EventId
 WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)

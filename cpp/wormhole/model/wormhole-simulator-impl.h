@@ -61,7 +61,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void Destroy() override;
     bool IsFinished() const override;
     void Stop() override;
+#ifdef NS3WH_STOP_RETURNS_VOID
+    void Stop(const Time& delay) override; // ns-3 <= 3.37
+#else
     EventId Stop(const Time& delay) override;
+#endif
     EventId Schedule(const Time& delay, EventImpl* event) override;
     void ScheduleWithContext(uint32_t context, const Time& delay, EventImpl* event) override;
     EventId ScheduleNow(EventImpl* event) override;
