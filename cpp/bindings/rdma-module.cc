@@ -35,6 +35,13 @@ ToVector(const py::array_t<T, py::array::c_style | py::array::forcecast>& a)
     return std::vector<T>(a.data(), a.data() + a.size());
 }
 
+/// Length of a numpy array as a size_t (pybind11 reports a signed size).
+size_t
+Len(const py::array& a)
+{
+    return static_cast<size_t>(a.size());
+}
+
 template <typename Rec, typename F>
 auto
 Column(const std::vector<Rec>& recs, F field)
@@ -116,8 +123,8 @@ struct TopologyArrays
 Ptr<RdmaNetwork>
 BuildNetwork(const TopologyArrays& topo, const std::map<std::string, std::string>& attributes, const std::string& kernel)
 {
-    const size_t nLinks = topo.linkA.size();
-    if (topo.linkB.size() != nLinks || topo.rateBps.size() != nLinks || topo.delayNs.size() != nLinks)
+    const size_t nLinks = Len(topo.linkA);
+    if (Len(topo.linkB) != nLinks || Len(topo.rateBps) != nLinks || Len(topo.delayNs) != nLinks)
     {
         throw std::invalid_argument("link arrays differ in length");
     }
@@ -274,9 +281,9 @@ RunRdma(TopologyArrays topo,
         py::object progress,
         int64_t watchdogIntervalNs)
 {
-    const size_t nFlows = flowId.size();
-    if (flowSrc.size() != nFlows || flowDst.size() != nFlows || flowPg.size() != nFlows ||
-        flowBytes.size() != nFlows || flowStartNs.size() != nFlows)
+    const size_t nFlows = Len(flowId);
+    if (Len(flowSrc) != nFlows || Len(flowDst) != nFlows || Len(flowPg) != nFlows ||
+        Len(flowBytes) != nFlows || Len(flowStartNs) != nFlows)
     {
         throw std::invalid_argument("flow arrays differ in length");
     }
@@ -316,16 +323,16 @@ RunWorkload(TopologyArrays topo,
             py::object progress,
             int64_t watchdogIntervalNs)
 {
-    const size_t n = op.size();
-    for (size_t len : {kind.size(), src.size(), dst.size(), bytes.size(), durationNs.size(),
-                       iteration.size(), collective.size()})
+    const size_t n = Len(op);
+    for (size_t len : {Len(kind), Len(src), Len(dst), Len(bytes), Len(durationNs), Len(iteration),
+                       Len(collective)})
     {
         if (len != n)
         {
             throw std::invalid_argument("workload DAG columns differ in length");
         }
     }
-    if (succPtr.size() != n + 1 || static_cast<size_t>(succPtr.data()[n]) != succIdx.size())
+    if (Len(succPtr) != n + 1 || static_cast<size_t>(succPtr.data()[n]) != Len(succIdx))
     {
         throw std::invalid_argument("workload DAG successor arrays are inconsistent");
     }

@@ -23,6 +23,15 @@ constexpr uint32_t kNoOwner = 0xffffffffu;
 /// thread_local): ns-3's sequential kernels run events on one thread.
 inline uint32_t g_currentOwner = kNoOwner;
 
+// NS3WH_NO_SEAM compiles every seam call away; it exists only so that
+// benchmarks/bench_seam.sh can measure what the seam costs a model running
+// under ns-3's default kernel.
+#ifdef NS3WH_NO_SEAM
+#define NS3WH_SEAM_ACTIVE false
+#else
+#define NS3WH_SEAM_ACTIVE true
+#endif
+
 /// Sets the owner for every Simulator::Schedule* inside its scope.
 class OwnerScope
 {
@@ -30,12 +39,18 @@ class OwnerScope
     explicit OwnerScope(uint32_t owner)
         : m_saved(g_currentOwner)
     {
-        g_currentOwner = owner;
+        if constexpr (NS3WH_SEAM_ACTIVE)
+        {
+            g_currentOwner = owner;
+        }
     }
 
     ~OwnerScope()
     {
-        g_currentOwner = m_saved;
+        if constexpr (NS3WH_SEAM_ACTIVE)
+        {
+            g_currentOwner = m_saved;
+        }
     }
 
     OwnerScope(const OwnerScope&) = delete;
@@ -89,7 +104,7 @@ struct FlowSeam
 
     static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
     {
-        if (listener)
+        if (NS3WH_SEAM_ACTIVE && listener)
         {
             listener->FlowStarted(flowId, links, bytes);
         }
@@ -97,7 +112,7 @@ struct FlowSeam
 
     static void Progress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes)
     {
-        if (listener)
+        if (NS3WH_SEAM_ACTIVE && listener)
         {
             listener->FlowProgress(flowId, ccRateBps, ackedBytes, sentBytes);
         }
@@ -105,7 +120,7 @@ struct FlowSeam
 
     static void Finished(uint32_t flowId)
     {
-        if (listener)
+        if (NS3WH_SEAM_ACTIVE && listener)
         {
             listener->FlowFinished(flowId);
         }

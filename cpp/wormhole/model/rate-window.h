@@ -24,7 +24,12 @@ class RateWindow
         uint64_t acked;
     };
 
-    explicit RateWindow(uint32_t capacity = 2000);
+    RateWindow()
+        : RateWindow(2000)
+    {
+    }
+
+    explicit RateWindow(uint32_t capacity);
 
     void SetCapacity(uint32_t capacity);
     void Clear();
