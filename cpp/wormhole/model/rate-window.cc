@@ -101,30 +101,6 @@ RateWindow::Spread() const
     return (m_max.front().second - m_min.front().second) / mean;
 }
 
-double
-RateWindow::Slope() const
-{
-    const uint32_t n = Size();
-    if (n < 2)
-    {
-        return 0.0;
-    }
-    // Centre on the oldest sample so the sums stay well conditioned.
-    const double t0 = static_cast<double>(Oldest().timeNs);
-    double st = 0, sr = 0, stt = 0, str = 0;
-    for (uint32_t k = 0; k < n; ++k)
-    {
-        const double t = static_cast<double>(At(k).timeNs) - t0;
-        const double r = At(k).rate;
-        st += t;
-        sr += r;
-        stt += t * t;
-        str += t * r;
-    }
-    const double denom = n * stt - st * st;
-    return denom > 0 ? (n * str - st * sr) / denom : 0.0;
-}
-
 const RateWindow::Sample&
 RateWindow::At(uint32_t k) const
 {

@@ -41,8 +41,6 @@ class RateWindow
     uint32_t Size() const;
     double Mean() const;
     double Spread() const; ///< (max - min) / mean; +inf when empty
-    /// Least-squares slope of rate over time (rate units per ns); O(size).
-    double Slope() const;
     const Sample& Oldest() const;
     const Sample& Newest() const;
     /// The sample at position k from the oldest (0 <= k < Size()).
