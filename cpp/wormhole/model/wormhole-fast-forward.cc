@@ -274,14 +274,14 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     // A flow alone in its partition whose congestion control never cut it
     // runs at line rate by construction; it needs no l-packet averaging, and
     // short flows (pipeline sends) could never fill a full window. It is
-    // judged on l/4 samples spanning l/8 acknowledgements each, until its
-    // first cut or a neighbour, which put it back on the full window.
+    // judged on a window of l/4 samples spanning l/8 acknowledgements each,
+    // until its first cut or a neighbour, which put it back on the full one.
     fs.everCut = fs.everCut || ccRateBps < fs.lineRate;
     const bool quick = fs.alone && !fs.everCut;
     if (quick != fs.quick)
     {
         fs.quick = quick;
-        fs.window.Clear();
+        fs.window.SetCapacity(quick ? std::max<uint32_t>(2, m_window / 4) : m_window);
     }
     const uint32_t span = quick ? std::max<uint32_t>(1, m_window / 8) : m_window;
     const uint64_t need = quick ? m_window / 4 + span : 2 * static_cast<uint64_t>(m_window);
@@ -305,27 +305,9 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     {
         return;
     }
-    if (quick && fs.window.Size() > m_window / 4)
-    {
-        // judge a quick flow on its last l/4 samples only
-        double lo = std::numeric_limits<double>::infinity();
-        double hi = 0;
-        double sum = 0;
-        for (uint32_t k = fs.window.Size() - m_window / 4; k < fs.window.Size(); ++k)
-        {
-            lo = std::min(lo, fs.window.At(k).rate);
-            hi = std::max(hi, fs.window.At(k).rate);
-            sum += fs.window.At(k).rate;
-        }
-        fs.quickSpread = sum > 0 ? (hi - lo) / (sum / (m_window / 4)) : 1.0;
-    }
-    else
-    {
-        fs.quickSpread = fs.window.Spread();
-    }
     const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
     PartitionState& st = StateOf(partition);
-    const bool steady = fs.quickSpread < m_theta;
+    const bool steady = fs.window.Spread() < m_theta;
     if (steady != fs.steady)
     {
         fs.steady = steady;

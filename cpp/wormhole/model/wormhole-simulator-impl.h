@@ -158,7 +158,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool alone = false;     ///< the only flow of its partition
         bool everCut = false;   ///< its CC rate was ever below line rate
         bool quick = false;     ///< judged on the short window (alone, never cut)
-        double quickSpread = 1.0; ///< spread the steady test uses
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
