@@ -145,11 +145,7 @@ def run_flows(
     is called a few times a second of wall time."""
     from . import _core
 
-    if kernel not in KERNELS:
-        raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
-    fabric = fabric or FabricConfig()
-    wormhole = wormhole or WormholeConfig()
-    wormhole.check()
+    fabric, wormhole = _settings(kernel, fabric, wormhole)
     if check:
         flows.validate(topology)
         fabric.check_topology(topology)
@@ -168,6 +164,17 @@ def run_flows(
             progress=progress,
         )
     return _result(raw, kernel)
+
+
+def _settings(
+    kernel: str, fabric: FabricConfig | None, wormhole: WormholeConfig | None
+) -> tuple[FabricConfig, WormholeConfig]:
+    """Checked kernel name and the configurations, defaults filled in."""
+    if kernel not in KERNELS:
+        raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    wormhole = wormhole or WormholeConfig()
+    wormhole.check()
+    return fabric or FabricConfig(), wormhole
 
 
 @contextmanager
@@ -271,11 +278,7 @@ def run_workload(
     queue pairs, a node starts when all its predecessors have finished."""
     from . import _core
 
-    if kernel not in KERNELS:
-        raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
-    fabric = fabric or FabricConfig()
-    wormhole = wormhole or WormholeConfig()
-    wormhole.check()
+    fabric, wormhole = _settings(kernel, fabric, wormhole)
     hosts = set(int(h) for h in topology.hosts())
     used = set(np.unique(dag.src[dag.op == 1]).tolist()) | set(np.unique(dag.dst[dag.op == 1]).tolist())
     missing = sorted(used - hosts)
