@@ -1,7 +1,12 @@
 """Wormhole kernel against ns-3's default kernel, side by side in one run, on
 large-flow scenarios: wall-time ratio, executed-event ratio, FCT errors.
 
-    python benchmarks/bench_kernel.py [--mb 256] [--scenario NAME ...] [--json OUT]
+    python benchmarks/bench_kernel.py [--mb 256] [--scenario NAME ...] [--noise N] [--json OUT]
+
+With --noise N, each scenario's baseline is also re-run N times with one flow
+(the k-th, in turn) starting 1 ns later, and the spread of those runs around
+the unperturbed baseline is printed under the row: the reference's own noise
+floor, which no method that moves packets in time can be expected to beat.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import sys
 import time
 
 from ns3wormhole import scenarios
-from ns3wormhole.compare import compare_flows
+from ns3wormhole.compare import baseline_noise, compare_flows
 from ns3wormhole.run import WormholeConfig
 
 DEFAULT = ["incast8", "staggered4", "permutation16", "long_and_short", "lone"]
@@ -25,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", nargs="+", default=DEFAULT, choices=sorted(scenarios.SCENARIOS))
     parser.add_argument("--theta", type=float, default=None, help="override the kernel's theta")
     parser.add_argument("--max-extrapolation", type=float, default=None, help="override MaxExtrapolation")
+    parser.add_argument("--noise", type=int, default=0, metavar="N",
+                        help="also run the baseline N times with one flow 1 ns late (default 0)")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     args = parser.parse_args(argv)
     overrides = {}
@@ -57,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{cmp.baseline.events:>12,}{cmp.wormhole.events:>11,}{cmp.event_ratio:>8.1f}x"
               f"{row['fast_forwards']:>5}{100 * err.mean:>12.3f}%{100 * err.max:>7.2f}%"
               f"{100 * cmp.makespan_error:>8.3f}%", flush=True)
+        if args.noise:
+            noise = baseline_noise(topo, flows, cmp.baseline, args.noise)
+            row["baseline_noise"] = noise.as_dict()
+            for k in range(args.noise):
+                print(f"{'  noise ' + str(k):<16}{'baseline with flow ' + str(k % len(flows.src)) + ' 1 ns late':>72}"
+                      f"{100 * noise.fct_mean[k]:>12.3f}%{100 * noise.fct_max[k]:>7.2f}%"
+                      f"{100 * noise.makespan[k]:>8.3f}%", flush=True)
     print("paper class for reference: 744x on a GPT-13B step over 128 GPUs (one core)")
     if args.json:
         with open(args.json, "w") as fh:

@@ -39,25 +39,28 @@ def assert_conserved(result, flows: FlowSet):
     assert s["events_executed"] == result.events
 
 
-ACCURACY = {
-    # scenario: flow size. 32 MB flows last long enough for DCQCN to settle
-    # and be fast-forwarded, and keep each pair of runs around a second.
-    "incast8": 32 * MB,
-    "staggered4": 32 * MB,
-    "permutation16": 32 * MB,
-    "long_and_short": 32 * MB,
-}
+ACCURACY = [
+    # (scenario, flow size, fewer events than the baseline by at least).
+    # 16 MB is the incast: DCQCN settles only near its end, so the
+    # skip is short; 32 MB flows are fast-forwarded for a larger share of
+    # the run, and keep each pair of runs around a second.
+    ("incast8", 16 * MB, 1.0),
+    ("incast8", 32 * MB, 1.1),
+    ("staggered4", 32 * MB, 1.1),
+    ("permutation16", 32 * MB, 1.1),
+    ("long_and_short", 32 * MB, 1.1),
+]
 
 
-@pytest.mark.parametrize("name", list(ACCURACY))
-def test_accuracy_against_default_kernel(name):
-    topo, flows = scenarios.SCENARIOS[name](ACCURACY[name])
+@pytest.mark.parametrize(("name", "size", "min_event_ratio"), ACCURACY)
+def test_accuracy_against_default_kernel(name, size, min_event_ratio):
+    topo, flows = scenarios.SCENARIOS[name](size)
     cmp = compare_flows(topo, flows)
     assert_conserved(cmp.wormhole, flows)
     # the comparison must compare something: time was really skipped
     assert cmp.wormhole.stats["fast_forwards"] >= 1
     assert cmp.wormhole.stats["time_skipped_ns"] > 0
-    assert cmp.event_ratio > 1.1  # a real share of the run was skipped
+    assert cmp.event_ratio > min_event_ratio  # a real share of the run was skipped
     err = cmp.fct_error
     assert err.mean <= 0.01, err
     assert err.max <= 0.05, err

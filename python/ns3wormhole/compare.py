@@ -3,6 +3,7 @@ and under Wormhole, with the errors that say how far apart they are."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,3 +89,45 @@ def compare_flows(
     base = run_flows(topology, flows, fabric, "baseline", wormhole, stop_ns, progress)
     worm = run_flows(topology, flows, fabric, "wormhole", wormhole, stop_ns, progress, check=False)
     return Comparison(base, worm)
+
+
+@dataclass
+class NoiseFloor:
+    """How far the baseline moves from itself when one flow starts 1 ns later:
+    the smallest error any approximate method can be expected to reach on a
+    scenario, because it perturbs timing by far more than 1 ns."""
+
+    fct_mean: np.ndarray  # per perturbed run: mean per-flow FCT deviation
+    fct_max: np.ndarray  # per perturbed run: max per-flow FCT deviation
+    makespan: np.ndarray  # per perturbed run: makespan deviation
+
+    def as_dict(self) -> dict[str, list[float]]:
+        return {"fct_mean": self.fct_mean.tolist(), "fct_max": self.fct_max.tolist(),
+                "makespan": self.makespan.tolist()}
+
+
+def _shifted(flows: FlowSet, index: int, delta_ns: int) -> FlowSet:
+    starts = flows.start_ns.copy()
+    starts[index] += np.uint64(delta_ns)
+    return dataclasses.replace(flows, start_ns=starts)
+
+
+def baseline_noise(
+    topology: Topology,
+    flows: FlowSet,
+    baseline: RunResult,
+    runs: int = 3,
+    fabric: FabricConfig | None = None,
+) -> NoiseFloor:
+    """Re-run the default kernel ``runs`` times, each with one flow (the
+    k-th, in turn) starting 1 ns later, and measure each run against
+    ``baseline`` (the unperturbed run of the same scenario and seed)."""
+    means, maxes, spans = [], [], []
+    for k in range(runs):
+        other = run_flows(topology, _shifted(flows, k % len(flows.src), 1), fabric, "baseline")
+        err = fct_errors(baseline, other)
+        means.append(float(err.mean()) if err.size else 0.0)
+        maxes.append(float(err.max()) if err.size else 0.0)
+        b = baseline.makespan_ns
+        spans.append(abs(other.makespan_ns - b) / b if b else 0.0)
+    return NoiseFloor(np.array(means), np.array(maxes), np.array(spans))

@@ -1,0 +1,44 @@
+"""The baseline's noise floor: the default kernel re-run with one flow 1 ns late."""
+
+import numpy as np
+
+from ns3wormhole import scenarios
+from ns3wormhole.compare import _shifted, baseline_noise
+from ns3wormhole.flows import FlowSet
+from ns3wormhole.run import run_flows
+
+MB = 1_000_000
+
+
+def test_shifted_moves_exactly_one_start_by_one_nanosecond():
+    _, flows = scenarios.staggered4(MB)
+    moved = _shifted(flows, 2, 1)
+    delta = moved.start_ns.astype(np.int64) - flows.start_ns.astype(np.int64)
+    assert delta.tolist() == [0, 0, 1, 0]
+    assert moved.bytes.tolist() == flows.bytes.tolist() and moved.src.tolist() == flows.src.tolist()
+
+
+def test_flows_that_share_nothing_have_no_noise():
+    # Two disjoint host pairs: moving one start moves its FCT by nothing
+    # (FCT is measured from the start) and cannot touch the other flow.
+    from ns3wormhole.topology import star
+
+    topo = star(4, "100Gbps", "1us")
+    flows = FlowSet.from_lists([0, 2], [1, 3], [2 * MB, 2 * MB])
+    base = run_flows(topo, flows)
+    noise = baseline_noise(topo, flows, base, runs=2)
+    assert noise.fct_mean.shape == (2,)
+    assert np.all(noise.fct_max == 0)
+    # the makespan ends at an absolute time: it moves by exactly the 1 ns
+    assert np.allclose(noise.makespan, 1.0 / base.makespan_ns)
+
+
+def test_contending_flows_do_move_the_baseline():
+    # Two flows into one receiver: the 1 ns shift changes who is marked when,
+    # and the FCTs move (by more than 1 ns), which is what the floor measures.
+    topo, _ = scenarios.incast8(MB)
+    flows = FlowSet.from_lists([0, 1], [8, 8], [4 * MB, 4 * MB])
+    base = run_flows(topo, flows)
+    noise = baseline_noise(topo, flows, base, runs=1)
+    fct = base.flows["fct_ns"].min()
+    assert noise.fct_max[0] > 2.0 / fct
