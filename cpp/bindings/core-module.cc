@@ -38,6 +38,7 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_inserts"] = s.memoInserts;
     d["memo_time_saved_ns"] = s.memoTimeSavedNs;
     d["memo_events_saved"] = s.memoEventsSaved;
+    d["memo_backlog_bytes"] = s.memoBacklogBytes;
     return d;
 }
 } // namespace

@@ -29,7 +29,7 @@ MAGIC = "ns3wormhole-memo"
 SCHEMA = 1
 # Bumped with the C++ record format (memo-store.cc kVersion) or the meaning
 # of a key, so stale records are never matched.
-FORMAT = 2
+FORMAT = 3
 
 
 class MemoError(ValueError):

@@ -28,6 +28,7 @@ class WormholeConfig:
     window: int = 2000
     max_extrapolation: float = 1.0
     memo: bool = True
+    memo_restore_queues: bool = True
     memo_db: str | None = None
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
@@ -49,6 +50,7 @@ class WormholeConfig:
             base + "Window": str(int(self.window)),
             base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
             base + "Memo": "true" if self.memo else "false",
+            base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
             base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
             base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
         }

@@ -605,6 +605,38 @@ RdmaNetwork::RestoreFlowState(uint32_t flowId, const std::vector<double>& state)
 }
 
 void
+RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    hops.clear();
+    // Walk the data path again (the flow keeps links, not ports); a host's
+    // NIC paces its flows and has no switch queue: key 0.
+    for (uint32_t node = qp.src; node != qp.dst;)
+    {
+        const uint32_t port = m_devices[node]->SelectPort(qp.src, qp.dst, qp.index);
+        const Ptr<RdmaSwitch>& sw = m_switches[node];
+        if (sw)
+        {
+            hops.emplace_back((static_cast<uint64_t>(node) + 1) << 32 | port, sw->GetQueueBytes(port));
+        }
+        else
+        {
+            hops.emplace_back(0, 0);
+        }
+        node = m_devices[node]->GetPort(port).peer->GetIndex();
+    }
+}
+
+void
+RdmaNetwork::AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs)
+{
+    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
+    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
+    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    m_switches[node]->AddBacklog(port, bytes, NanoSeconds(fromNs).GetTimeStep());
+}
+
+void
 RdmaNetwork::ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause)
 {
     m_pfcTrace(node, port, m_devices[node]->GetPort(port).linkId, priority, pause);

@@ -87,9 +87,52 @@ RdmaDevice::ShiftPort(uint32_t port, int64_t dtSteps)
 {
     RdmaPort& p = m_ports[port];
     p.busyUntil += dtSteps;
+    p.backlogStart += dtSteps;
+    p.backlogEnd += dtSteps;
     if (p.servicePending)
     {
         p.serviceAt += dtSteps;
+    }
+}
+
+uint64_t
+RdmaDevice::BacklogLeft(uint32_t port, int64_t now) const
+{
+    const RdmaPort& p = m_ports[port];
+    if (now >= p.backlogEnd)
+    {
+        return 0;
+    }
+    const auto steps = static_cast<double>(p.backlogEnd - std::max(now, p.backlogStart));
+    return static_cast<uint64_t>(steps * static_cast<double>(p.rateBps) / 8.0 /
+                                 static_cast<double>(m_stepsPerSecond));
+}
+
+void
+RdmaDevice::AddBacklog(uint32_t port, uint64_t bytes, int64_t from)
+{
+    RdmaPort& p = m_ports[port];
+    if (bytes == 0)
+    {
+        return;
+    }
+    const int64_t start = std::max({from, p.busyUntil, p.backlogEnd});
+    const auto tx = static_cast<int64_t>(static_cast<double>(bytes) * 8.0 *
+                                         static_cast<double>(m_stepsPerSecond) /
+                                         static_cast<double>(p.rateBps));
+    if (p.backlogEnd <= std::max(from, p.busyUntil))
+    {
+        p.backlogStart = start;
+    }
+    p.backlogEnd = start + tx;
+    p.busyUntil = p.backlogEnd;
+    // A pending service would send the next frame too early: it moves to
+    // the end of the backlog.
+    if (p.servicePending && p.serviceAt < p.busyUntil)
+    {
+        p.service.Cancel();
+        p.servicePending = false;
+        ScheduleService(p, port, p.busyUntil);
     }
 }
 

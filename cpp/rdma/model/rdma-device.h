@@ -57,6 +57,10 @@ struct RdmaPort
     int64_t serviceAt = 0;
     EventId service;
     uint8_t pausedMask = 0;   ///< priorities the peer paused with PFC
+    /// A backlog without frames (see AddBacklog): the port sends it from
+    /// backlogStart to backlogEnd, counting what is left as queued.
+    int64_t backlogStart = 0;
+    int64_t backlogEnd = 0;
 
     uint64_t txFrames = 0;
     uint64_t txBytes = 0;
@@ -86,6 +90,11 @@ class RdmaDevice : public Object
     /// The Wormhole kernel moved the pending events of this port's link by
     /// dtSteps: move the port's own timestamps with them.
     void ShiftPort(uint32_t port, int64_t dtSteps);
+    /// Bytes of frameless backlog the port still has to send at `now`.
+    uint64_t BacklogLeft(uint32_t port, int64_t now) const;
+    /// Queue `bytes` of frameless backlog from `from` on (after what the
+    /// port is sending then): the port stays busy for their serialization.
+    virtual void AddBacklog(uint32_t port, uint64_t bytes, int64_t from);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;

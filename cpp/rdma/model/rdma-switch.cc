@@ -97,7 +97,7 @@ uint64_t
 RdmaSwitch::GetQueueBytes(uint32_t port) const
 {
     const Egress& eg = m_egress.at(port);
-    uint64_t bytes = eg.pfc.GetBytes();
+    uint64_t bytes = eg.pfc.GetBytes() + BacklogLeft(port, NowSteps());
     for (const auto& q : eg.queues)
     {
         bytes += q.GetBytes();
@@ -239,7 +239,8 @@ RdmaSwitch::Service(uint32_t port)
     if (data)
     {
         m_mmu->Release(in, port, q, frame->wire);
-        if (m_ecnEnabled && ShouldMark(eg, m_mmu->GetEgressBytes(port, q)))
+        if (m_ecnEnabled &&
+            ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps())))
         {
             frame->ce = true;
             m_counters->ecnMarks++;

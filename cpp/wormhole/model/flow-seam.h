@@ -94,6 +94,14 @@ class FlowCreditor
     /// state back (memoized transients restore what they converged to).
     virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;
     virtual void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) = 0;
+    /// Bytes queued at the egress port behind each hop of the flow's data
+    /// path, as (port key, bytes): the key names the port, so flows that
+    /// share it report the same key (0 bytes where a hop has no queue).
+    virtual void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const = 0;
+    /// From `fromNs` on, the port behaves as if `bytes` more were queued at
+    /// its head: it is busy sending them and marks ECN counting them (a
+    /// memoized transient's queues, put back without materializing frames).
+    virtual void AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs) = 0;
 };
 
 /// Process-wide registry joining one model and one kernel.

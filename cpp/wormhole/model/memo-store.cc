@@ -83,7 +83,7 @@ Get(const std::string& in, size_t& pos, T& v)
 }
 
 constexpr uint32_t kMagic = 0x4d485732; // "2WHM"
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kMaxVertices = 1u << 16;
 
 } // namespace
@@ -260,6 +260,13 @@ MemoStore::Serialize(const MemoRecord& r)
         {
             Put(out, x);
         }
+        const std::vector<double> none;
+        const auto& backlog = v < r.backlog.size() ? r.backlog[v] : none;
+        Put(out, static_cast<uint32_t>(backlog.size()));
+        for (double x : backlog)
+        {
+            Put(out, x);
+        }
     }
     return out;
 }
@@ -305,6 +312,7 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
     r.bytes.resize(n);
     r.rate.resize(n);
     r.cc.resize(n);
+    r.backlog.resize(n);
     for (uint32_t v = 0; v < n; ++v)
     {
         uint32_t k = 0;
@@ -316,6 +324,19 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
         for (double& x : r.cc[v])
         {
             if (!Get(in, pos, x))
+            {
+                return false;
+            }
+        }
+        uint32_t hops = 0;
+        if (!Get(in, pos, hops) || hops > 64)
+        {
+            return false;
+        }
+        r.backlog[v].resize(hops);
+        for (double& x : r.backlog[v])
+        {
+            if (!Get(in, pos, x) || !(x >= 0))
             {
                 return false;
             }

@@ -54,6 +54,9 @@ struct MemoRecord
     std::vector<double> bytes;             ///< payload each flow delivered during it
     std::vector<double> rate;              ///< converged rate (bps) of each flow
     std::vector<std::vector<double>> cc;   ///< congestion-control state of each flow at its end
+    /// Bytes queued at its end behind each hop of each flow's data path
+    /// (a port shared by flows appears under each of them).
+    std::vector<std::vector<double>> backlog;
 };
 
 class MemoStore

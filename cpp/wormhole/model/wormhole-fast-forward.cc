@@ -710,11 +710,14 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         FlowSeam::creditor->RestoreFlowState(flows[i], rec->cc[map[i]]);
     }
     ShiftPartition(partition, skip);
+    const std::vector<double> backlogCredit = m_memoRestoreQueues
+                                                  ? RestoreBacklog(flows, *rec, map, skip)
+                                                  : std::vector<double>(flows.size(), 0.0);
     std::vector<std::pair<uint32_t, double>> rates;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         FlowState& fs = m_flows[flows[i]];
-        const auto bytes = static_cast<int64_t>(rec->bytes[map[i]] +
+        const auto bytes = static_cast<int64_t>(rec->bytes[map[i]] + backlogCredit[i] +
                                                 rec->rate[map[i]] * static_cast<double>(steady) / 8e9);
         fs.credited += bytes;
         m_flowSkipped[flows[i]] += skip;
@@ -733,6 +736,69 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     m_stats.memoTimeSavedNs += rec->transientNs;
     m_stats.memoEventsSaved += rec->transientEvents;
     m_stats.timeSkippedNs += skip;
+}
+
+std::vector<double>
+WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
+                                      const wormhole::MemoRecord& rec,
+                                      const std::vector<uint32_t>& map,
+                                      int64_t skip)
+{
+    // Each switch port of the partition gets the queue its counterpart had
+    // at the end of the stored transient, less what it holds now. Those
+    // bytes were sent by the port's flows in the stored run and are still
+    // to be delivered: they become a frameless backlog the port sends first
+    // (ECN counts it), and each flow using the port is credited its share,
+    // by converged rate, which the port then "delivers" by being busy.
+    std::vector<double> credit(flows.size(), 0.0);
+    if (rec.backlog.size() != rec.rate.size())
+    {
+        return credit;
+    }
+    std::unordered_map<uint64_t, std::vector<uint32_t>> users;
+    std::vector<std::pair<uint64_t, double>> ports; // first seen order: deterministic
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowSeam::creditor->GetPathBacklog(flows[i], hops);
+        const std::vector<double>& stored = rec.backlog[map[i]];
+        for (size_t h = 0; h < hops.size(); ++h)
+        {
+            const auto [port, now] = hops[h];
+            if (port == 0)
+            {
+                continue;
+            }
+            auto [it, fresh] = users.try_emplace(port);
+            it->second.push_back(i);
+            if (fresh)
+            {
+                const double want = h < stored.size() ? stored[h] : 0.0;
+                ports.emplace_back(port, std::max(0.0, want - static_cast<double>(now)));
+            }
+        }
+    }
+    const int64_t from = static_cast<int64_t>(m_currentTs) + skip;
+    for (const auto& [port, add] : ports)
+    {
+        if (add < 1.0)
+        {
+            continue;
+        }
+        const std::vector<uint32_t>& who = users[port];
+        double total = 0;
+        for (uint32_t i : who)
+        {
+            total += rec.rate[map[i]];
+        }
+        for (uint32_t i : who)
+        {
+            credit[i] += total > 0 ? add * rec.rate[map[i]] / total : add / static_cast<double>(who.size());
+        }
+        FlowSeam::creditor->AddBacklog(port, static_cast<uint64_t>(add), from);
+        m_stats.memoBacklogBytes += static_cast<uint64_t>(add);
+    }
+    return credit;
 }
 
 void
@@ -758,6 +824,13 @@ WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
         r.rate.push_back(rates[i].first == f ? rates[i].second : 0.0);
         r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
         r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
+        std::vector<std::pair<uint64_t, uint64_t>> hops;
+        FlowSeam::creditor->GetPathBacklog(f, hops);
+        std::vector<double>& backlog = r.backlog.emplace_back();
+        for (const auto& [port, bytes] : hops)
+        {
+            backlog.push_back(static_cast<double>(bytes));
+        }
     }
     // Partitions of one collective form the same pattern at once and all
     // miss; the first to settle stores it.

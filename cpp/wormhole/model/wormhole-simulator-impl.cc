@@ -68,6 +68,13 @@ WormholeSimulatorImpl::GetTypeId()
                                           BooleanValue(true),
                                           MakeBooleanAccessor(&WormholeSimulatorImpl::m_memo),
                                           MakeBooleanChecker())
+                            .AddAttribute("MemoRestoreQueues",
+                                          "On a memo hit, put back the queue occupancy the stored "
+                                          "transient ended with at each switch port of the "
+                                          "partition (as a backlog the port sends and marks by)",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoRestoreQueues),
+                                          MakeBooleanChecker())
                             .AddAttribute("MemoRateQuantum",
                                           "Rates in flow conflict graphs are compared after "
                                           "rounding to multiples of this (bps)",
@@ -103,6 +110,7 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_window(2000),
       m_maxExtrapolation(1.0),
       m_memo(true),
+      m_memoRestoreQueues(true),
       m_memoRateQuantum(1e9)
 {
     NS_LOG_FUNCTION(this);

@@ -48,6 +48,7 @@ struct WormholeKernelStats
     uint64_t memoInserts = 0;
     int64_t memoTimeSavedNs = 0;  ///< simulated time of transients skipped by memo hits
     uint64_t memoEventsSaved = 0; ///< events those transients took when they were recorded
+    uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
 };
 
 class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
@@ -213,6 +214,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoRecordTransient(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates);
     uint64_t ScheduledOnLinks(uint32_t partition) const;
     double SpreadSinceAnchor(const FlowState& fs) const;
+    /// Puts back a memoized transient's switch queues on a hit; returns the
+    /// bytes each flow is credited for them.
+    std::vector<double> RestoreBacklog(const std::vector<uint32_t>& flows,
+                                       const wormhole::MemoRecord& rec,
+                                       const std::vector<uint32_t>& map,
+                                       int64_t skip);
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
     uint64_t RealTs(const EventId& id) const;
 
@@ -221,6 +228,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     uint32_t m_window;
     double m_maxExtrapolation;
     bool m_memo;
+    bool m_memoRestoreQueues;
     double m_memoRateQuantum;
     Time m_minSkip;
     Time m_completionMargin;
