@@ -275,3 +275,45 @@ def test_a_hit_puts_back_the_queue_its_transient_ended_with():
         assert r.completed.all()
         np.testing.assert_array_equal(np.sort(r.flows["bytes"]), np.sort(flows.bytes))
         assert (r.flows["credited_bytes"] < r.flows["bytes"]).all()
+
+
+def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size():
+    """Two 1 MB flows crossing the same spine (sharing links, so one
+    partition) never turn steady: 1000 packets are fewer than a steady
+    window. The first wave's transient is stored when a flow completes; the
+    next two waves (same size, fresh flows) reuse it and skip to just
+    before their ends; a wave of 1.5 MB flows must not (its flows end
+    elsewhere), and is stored as a record of its own."""
+    from ns3wormhole.compare import compare_flows
+    from ns3wormhole.flows import FlowSet
+
+    topo = topology.leaf_spine(2, 1, 4, "100Gbps", "400Gbps", "1us")
+    sizes = [1_000_000] * 3 + [1_500_000]
+    flows = FlowSet.concat(
+        [FlowSet.from_lists([0, 1], [4, 5], [s, s], [k * 1_000_000] * 2) for k, s in enumerate(sizes)])
+    cmp = compare_flows(topo, flows)
+    s = cmp.wormhole.stats
+    assert s["memo_hits"] == 2 and s["memo_inserts"] == 2
+    credited = cmp.wormhole.flows["credited_bytes"]
+    assert (credited[:2] == 0).all() and (credited[2:6] > 0).all() and (credited[6:] == 0).all()
+    assert cmp.fct_error.mean <= 0.01 and cmp.fct_error.max <= 0.05 and cmp.makespan_error <= 0.01
+    off = run.run_flows(topo, flows, kernel="wormhole", wormhole=run.WormholeConfig(memo=False))
+    assert cmp.wormhole.events < off.events
+
+
+def test_a_flow_alone_reuses_a_longer_lone_flows_flat_transient_as_a_prefix():
+    """A 64 MB flow alone on its links stores a flat transient (line rate
+    from its first acknowledgement). A later 1 MB flow alone elsewhere is
+    too short for that whole transient, but any prefix of a flat transient
+    is its rate times its length: the short flow skips to just before its
+    end, exactly."""
+    from ns3wormhole.compare import compare_flows
+    from ns3wormhole.flows import FlowSet
+
+    topo = topology.star(4, "100Gbps", "1us")
+    flows = FlowSet.from_lists([0, 2], [1, 3], [64_000_000, 1_000_000], [0, 8_000_000])
+    cmp = compare_flows(topo, flows)
+    short = cmp.wormhole.flows[cmp.wormhole.flows["id"] == 1][0]
+    assert cmp.wormhole.stats["memo_hits"] == 1
+    assert 0 < short["credited_bytes"] < 1_000_000
+    assert cmp.fct_error.max <= 0.001

@@ -186,6 +186,26 @@ MemoStore::Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const
     return nullptr;
 }
 
+std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>>
+MemoStore::FindAll(const FlowConflictGraph& g) const
+{
+    std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>> out;
+    auto it = m_byHash.find(g.Hash());
+    if (it == m_byHash.end())
+    {
+        return out;
+    }
+    std::vector<uint32_t> map;
+    for (const MemoRecord& r : it->second)
+    {
+        if (g.IsomorphicTo(r.fcg, map))
+        {
+            out.emplace_back(&r, map);
+        }
+    }
+    return out;
+}
+
 void
 MemoStore::Insert(MemoRecord record)
 {
@@ -249,6 +269,7 @@ MemoStore::Serialize(const MemoRecord& r)
         Put(out, e.weight);
     }
     Put(out, r.transientNs);
+    Put(out, r.completes);
     Put(out, r.transientEvents);
     Put(out, r.spread);
     for (uint32_t v = 0; v < n; ++v)
@@ -304,8 +325,9 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
             return false;
         }
     }
-    if (!Get(in, pos, r.transientNs) || !Get(in, pos, r.transientEvents) || !Get(in, pos, r.spread) ||
-        r.transientNs < 0 || !(r.spread >= 0))
+    if (!Get(in, pos, r.transientNs) || !Get(in, pos, r.completes) || !Get(in, pos, r.transientEvents) ||
+        !Get(in, pos, r.spread) || r.transientNs < 0 || !(r.spread >= 0) || r.completes < -1 ||
+        r.completes >= static_cast<int32_t>(n))
     {
         return false;
     }

@@ -49,6 +49,10 @@ struct MemoRecord
 {
     FlowConflictGraph fcg;
     int64_t transientNs = 0;               ///< T_conv
+    /// -1: the transient ended with the flows steady. Otherwise it ended
+    /// when this vertex's flow completed (before any steady state), having
+    /// delivered bytes[completes]: the record applies to a flow of that size.
+    int32_t completes = -1;
     uint64_t transientEvents = 0;          ///< events the transient scheduled on its links
     double spread = 0;                     ///< largest steady-window spread at its end
     std::vector<double> bytes;             ///< payload each flow delivered during it
@@ -64,6 +68,10 @@ class MemoStore
   public:
     /// The first stored record isomorphic to `g` and the vertex mapping, or null.
     const MemoRecord* Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const;
+    /// Every stored record isomorphic to `g`, each with its mapping, in
+    /// insertion order (a pattern may have a steady record and records
+    /// ending in completions of flows of different sizes).
+    std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>> FindAll(const FlowConflictGraph& g) const;
     /// Stores a record (kept in memory and queued as new for Take()).
     void Insert(MemoRecord record);
     /// Records inserted since the last call, serialized (for persistence).

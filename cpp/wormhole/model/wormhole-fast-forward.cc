@@ -577,6 +577,13 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     {
         SkipBack(partition);
     }
+    // A transient that ends in a completion is kept only if every flow
+    // started with the pattern: flows already running bring congestion
+    // state that the pattern does not show and that decides how it ends.
+    if (StateOf(partition).memoPending && StateOf(partition).fresh)
+    {
+        MemoRecordCompletion(partition, flowId);
+    }
     m_flows.erase(flowId);
     for (uint32_t p : m_partitions.RemoveFlow(flowId))
     {
@@ -645,80 +652,223 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         g.edges.push_back({pair.first, pair.second, weight});
     }
 
-    std::vector<uint32_t> map;
-    const wormhole::MemoRecord* rec = wormhole::MemoStore::Global().Find(g, map);
     const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
-    bool fits = rec != nullptr;
-    for (uint32_t i = 0; fits && i < flows.size(); ++i)
-    {
-        // The stored transient must end before any flow here would finish.
+    const double minSkipNs = static_cast<double>(m_minSkip.GetNanoSeconds());
+    using Map = std::vector<uint32_t>;
+    auto remaining = [&](uint32_t i) {
         const FlowState& fs = m_flows[flows[i]];
-        const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
-                                 static_cast<double>(fs.credited);
-        const double need = rec->bytes[map[i]] + rec->rate[map[i]] * marginNs / 8e9 +
-                            static_cast<double>(fs.sent - fs.acked);
-        fits = remaining > need;
-    }
-    if (!fits || rec->transientNs <= 0)
-    {
-        m_stats.memoMisses++;
-        // Record this formation only if nothing stored matched: a match that
-        // did not fit (flows too short) is not a new pattern.
-        st.memoPending = rec == nullptr;
-        st.fcg = std::move(g);
-        st.fcgFlows = flows;
-        st.formedAt = m_currentTs;
-        st.eventsAtFormation = ScheduledOnLinks(partition);
-        st.deliveredAtFormation.clear();
-        for (uint32_t f : flows)
-        {
-            const FlowState& fs = m_flows[f];
-            st.deliveredAtFormation.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited));
-        }
-        return;
-    }
-
-    // After the transient the pattern is steady at the stored rates: a flat
-    // one (every flow's window spread well under theta, e.g. flows alone at
-    // line rate) goes straight on to the earliest completion, as a
-    // fast-forward would (the paper's "directly to steady-state
-    // processing"); a noisy one only skips the transient and is measured.
-    double steadyNs = 0;
-    if (rec->spread <= 0.2 * m_theta)
-    {
-        steadyNs = std::numeric_limits<double>::infinity();
+        return static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) - static_cast<double>(fs.credited);
+    };
+    // Bytes flow i may still be credited: what is left, less what is in
+    // flight and the margin at the stored rate (its end runs packet by packet).
+    auto creditable = [&](uint32_t i, const wormhole::MemoRecord& rec, const Map& map) {
+        const FlowState& fs = m_flows[flows[i]];
+        return remaining(i) - rec.rate[map[i]] * marginNs / 8e9 - static_cast<double>(fs.sent - fs.acked);
+    };
+    // The stored transient's flows (but the one it ends with) must not
+    // finish during it here.
+    auto othersFit = [&](const wormhole::MemoRecord& rec, const Map& map) {
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
-            const FlowState& fs = m_flows[flows[i]];
-            const double rate = rec->rate[map[i]];
-            const double left = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
-                                static_cast<double>(fs.credited) - rec->bytes[map[i]] -
-                                rate * marginNs / 8e9 - static_cast<double>(fs.sent - fs.acked);
-            steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
+            if (static_cast<int32_t>(map[i]) != rec.completes && creditable(i, rec, map) <= rec.bytes[map[i]])
+            {
+                return false;
+            }
         }
-        steadyNs = std::max(0.0, steadyNs);
-    }
-    const auto steady = static_cast<int64_t>(steadyNs);
-    const int64_t skip = rec->transientNs + steady;
-    NS_LOG_INFO("memo hit: partition " << partition << " (" << flows.size() << " flows) skips its "
-                                       << rec->transientNs << " ns transient and " << steady
-                                       << " ns of steady state");
-    // Restore first: the timers the restored state starts then move with
-    // the rest of the partition.
+        return rec.transientNs > 0;
+    };
+    // A flow counts as new to the pattern if it delivered no more than this
+    // before it formed (about 5 us at 100 Gbps).
+    constexpr double kFreshBytes = 64000;
+    bool fresh = true;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
-        FlowSeam::creditor->RestoreFlowState(flows[i], rec->cc[map[i]]);
+        const FlowState& fs = m_flows[flows[i]];
+        fresh = fresh && static_cast<double>(fs.acked) + static_cast<double>(fs.credited) <= kFreshBytes;
+    }
+    // A record ending in a completion applies when the flow it ends with
+    // has what its counterpart had left (a flow's end is where it ends),
+    // and every other flow has at least what its counterpart delivered.
+    auto endsAlike = [&](const wormhole::MemoRecord& rec, const Map& map) {
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            const double want = rec.bytes[map[i]];
+            const double tolerance = std::max(4000.0, 0.002 * want);
+            const double gap = remaining(i) - want;
+            if (gap < -tolerance || (static_cast<int32_t>(map[i]) == rec.completes && gap > tolerance))
+            {
+                return false;
+            }
+        }
+        return rec.transientNs > 0;
+    };
+
+    const wormhole::MemoRecord* steady = nullptr; // a steady record whose transient fits
+    const wormhole::MemoRecord* ending = nullptr; // a completion record of this size
+    const wormhole::MemoRecord* flat = nullptr;   // a flat steady record, for a prefix
+    Map steadyMap;
+    Map endingMap;
+    Map flatMap;
+    for (auto& [rec, map] : wormhole::MemoStore::Global().FindAll(g))
+    {
+        if (rec->completes < 0 && !steady && othersFit(*rec, map))
+        {
+            steady = rec;
+            steadyMap = map;
+        }
+        else if (rec->completes < 0 && !flat && FlatThroughout(*rec))
+        {
+            flat = rec;
+            flatMap = map;
+        }
+        else if (rec->completes >= 0 && fresh && !ending && endsAlike(*rec, map) &&
+                 static_cast<double>(rec->transientNs) - marginNs >= minSkipNs)
+        {
+            ending = rec;
+            endingMap = map;
+        }
+    }
+
+    if (steady)
+    {
+        const wormhole::MemoRecord& rec = *steady;
+        const Map& map = steadyMap;
+        // After the transient the pattern is steady at the stored rates: a
+        // flat one (every flow's window spread well under theta, e.g. flows
+        // alone at line rate) goes straight on to the earliest completion,
+        // as a fast-forward would (the paper's "directly to steady-state
+        // processing"); a noisy one only skips the transient and is measured.
+        double steadyNs = 0;
+        if (rec.spread <= 0.2 * m_theta)
+        {
+            steadyNs = std::numeric_limits<double>::infinity();
+            for (uint32_t i = 0; i < flows.size(); ++i)
+            {
+                const double rate = rec.rate[map[i]];
+                const double left = creditable(i, rec, map) - rec.bytes[map[i]];
+                steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
+            }
+            steadyNs = std::max(0.0, steadyNs);
+        }
+        const auto more = static_cast<int64_t>(steadyNs);
+        std::vector<double> credit;
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            credit.push_back(rec.bytes[map[i]] + rec.rate[map[i]] * static_cast<double>(more) / 8e9);
+        }
+        NS_LOG_INFO("memo hit: partition " << partition << " (" << flows.size() << " flows) skips its "
+                                           << rec.transientNs << " ns transient and " << more
+                                           << " ns of steady state");
+        ApplyMemoHit(partition, rec, map, rec.transientNs + more, std::move(credit), true, more > 0);
+        m_stats.memoTimeSavedNs += rec.transientNs;
+        m_stats.memoEventsSaved += rec.transientEvents;
+        return;
+    }
+    if (ending)
+    {
+        // The stored transient ended when one flow completed: skip to just
+        // before that completion (the margin at the flows' mean rates is
+        // left to run packet by packet), in the state the flows had then.
+        const wormhole::MemoRecord& rec = *ending;
+        const Map& map = endingMap;
+        const auto skip = static_cast<int64_t>(static_cast<double>(rec.transientNs) - marginNs);
+        std::vector<double> credit;
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            // Leave what the counterpart had left a margin before the end
+            // (its mean rate times the margin): what is in flight here is
+            // part of that, as it was there.
+            const double upTo = std::min(rec.bytes[map[i]], remaining(i)) - rec.rate[map[i]] * marginNs / 8e9;
+            credit.push_back(std::max(0.0, upTo));
+        }
+        NS_LOG_INFO("memo hit (ends in a completion): partition " << partition << " skips " << skip << " ns");
+        ApplyMemoHit(partition, rec, map, skip, std::move(credit), true, true);
+        m_stats.memoTimeSavedNs += skip;
+        m_stats.memoEventsSaved += static_cast<uint64_t>(static_cast<double>(rec.transientEvents) *
+                                                         static_cast<double>(skip) /
+                                                         static_cast<double>(rec.transientNs));
+        return;
+    }
+    if (flat)
+    {
+        // Too short for the whole stored transient, but that transient ran
+        // at its converged rates from the start (flows alone on their
+        // links): any prefix of it is those rates times its length, so the
+        // flows skip straight to just before the earliest completion.
+        const wormhole::MemoRecord& rec = *flat;
+        const Map& map = flatMap;
+        double skipNs = std::numeric_limits<double>::infinity();
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            skipNs = std::min(skipNs, std::max(0.0, creditable(i, rec, map)) * 8e9 / rec.rate[map[i]]);
+        }
+        if (skipNs >= minSkipNs)
+        {
+            const auto skip = static_cast<int64_t>(skipNs);
+            std::vector<double> credit;
+            for (uint32_t i = 0; i < flows.size(); ++i)
+            {
+                credit.push_back(rec.rate[map[i]] * static_cast<double>(skip) / 8e9);
+            }
+            NS_LOG_INFO("memo hit (flat prefix): partition " << partition << " skips " << skip << " ns");
+            ApplyMemoHit(partition, rec, map, skip, std::move(credit), false, true);
+            m_stats.memoTimeSavedNs += skip;
+            return;
+        }
+    }
+
+    // A miss: the pattern as it formed, stored when it turns steady or when
+    // one of its flows completes first (unless a record of that kind is in
+    // the store by then).
+    m_stats.memoMisses++;
+    st.memoPending = true;
+    st.fresh = fresh;
+    st.fcg = std::move(g);
+    st.fcgFlows = flows;
+    st.formedAt = m_currentTs;
+    st.eventsAtFormation = ScheduledOnLinks(partition);
+    st.deliveredAtFormation.clear();
+    for (uint32_t f : flows)
+    {
+        const FlowState& fs = m_flows[f];
+        st.deliveredAtFormation.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited));
+    }
+}
+
+void
+WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
+                                    const wormhole::MemoRecord& rec,
+                                    const std::vector<uint32_t>& map,
+                                    int64_t skip,
+                                    std::vector<double> credit,
+                                    bool restoreState,
+                                    bool toCompletion)
+{
+    PartitionState& st = StateOf(partition);
+    const auto flows = m_partitions.Get(partition).flows;
+    // Restore first: the timers the restored state starts then move with
+    // the rest of the partition.
+    if (restoreState)
+    {
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            FlowSeam::creditor->RestoreFlowState(flows[i], rec.cc[map[i]]);
+        }
     }
     ShiftPartition(partition, skip);
-    const std::vector<double> backlogCredit = m_memoRestoreQueues
-                                                  ? RestoreBacklog(flows, *rec, map, skip)
-                                                  : std::vector<double>(flows.size(), 0.0);
+    if (restoreState && m_memoRestoreQueues)
+    {
+        const std::vector<double> backlog = RestoreBacklog(flows, rec, map, skip);
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            credit[i] += backlog[i];
+        }
+    }
     std::vector<std::pair<uint32_t, double>> rates;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         FlowState& fs = m_flows[flows[i]];
-        const auto bytes = static_cast<int64_t>(rec->bytes[map[i]] + backlogCredit[i] +
-                                                rec->rate[map[i]] * static_cast<double>(steady) / 8e9);
+        const auto bytes = static_cast<int64_t>(credit[i]);
         fs.credited += bytes;
         m_flowSkipped[flows[i]] += skip;
         FlowSeam::creditor->CreditFlow(flows[i], bytes, skip);
@@ -727,15 +877,33 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     BeginSkip(partition, skip, std::move(rates));
     st.memoPending = false;
     // Skipped to just before a completion: nothing more until it changes.
-    st.locked = steady > 0;
-    if (steady > 0)
+    st.locked = toCompletion;
+    if (toCompletion)
     {
         m_stats.fastForwards++;
     }
     m_stats.memoHits++;
-    m_stats.memoTimeSavedNs += rec->transientNs;
-    m_stats.memoEventsSaved += rec->transientEvents;
     m_stats.timeSkippedNs += skip;
+}
+
+bool
+WormholeSimulatorImpl::FlatThroughout(const wormhole::MemoRecord& rec) const
+{
+    // Steady windows at the end flat well under theta, and the transient's
+    // mean rate (bytes over duration) within theta of the converged rate.
+    if (rec.spread > 0.2 * m_theta || rec.transientNs <= 0)
+    {
+        return false;
+    }
+    for (size_t v = 0; v < rec.rate.size(); ++v)
+    {
+        const double mean = rec.bytes[v] * 8e9 / static_cast<double>(rec.transientNs);
+        if (!(rec.rate[v] > 0) || std::abs(mean - rec.rate[v]) > m_theta * rec.rate[v])
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 std::vector<double>
@@ -805,6 +973,41 @@ void
 WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
                                            const std::vector<std::pair<uint32_t, double>>& rates)
 {
+    MemoRecord(partition, -1, [&](uint32_t i, uint32_t f, const FlowState&) {
+        return rates[i].first == f ? rates[i].second : 0.0;
+    });
+}
+
+void
+WormholeSimulatorImpl::MemoRecordCompletion(uint32_t partition, uint32_t flowId)
+{
+    const PartitionState& st = StateOf(partition);
+    const auto it = std::find(st.fcgFlows.begin(), st.fcgFlows.end(), flowId);
+    if (it == st.fcgFlows.end())
+    {
+        return;
+    }
+    // No steady rate was ever measured: each flow's mean rate over the
+    // transient (what a hit's margin before the completion is sized by).
+    const double ns = static_cast<double>(m_currentTs - st.formedAt);
+    if (ns < static_cast<double>((m_minSkip + m_completionMargin).GetNanoSeconds()))
+    {
+        StateOf(partition).memoPending = false;
+        return; // too short to be worth skipping next time
+    }
+    MemoRecord(partition, static_cast<int32_t>(it - st.fcgFlows.begin()),
+               [&](uint32_t i, uint32_t, const FlowState& fs) {
+                   const double delivered = static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
+                                            st.deliveredAtFormation[i];
+                   return ns > 0 ? delivered * 8e9 / ns : 0.0;
+               });
+}
+
+void
+WormholeSimulatorImpl::MemoRecord(uint32_t partition,
+                                  int32_t completes,
+                                  const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf)
+{
     PartitionState& st = StateOf(partition);
     st.memoPending = false;
     if (st.fcgFlows != m_partitions.Get(partition).flows)
@@ -813,6 +1016,7 @@ WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
     }
     wormhole::MemoRecord r;
     r.fcg = st.fcg;
+    r.completes = completes;
     r.transientNs = static_cast<int64_t>(m_currentTs - st.formedAt);
     r.transientEvents = ScheduledOnLinks(partition) - st.eventsAtFormation;
     for (uint32_t i = 0; i < st.fcgFlows.size(); ++i)
@@ -821,7 +1025,7 @@ WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
         const FlowState& fs = m_flows[f];
         r.bytes.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
                           st.deliveredAtFormation[i]);
-        r.rate.push_back(rates[i].first == f ? rates[i].second : 0.0);
+        r.rate.push_back(rateOf(i, f, fs));
         r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
         r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
         std::vector<std::pair<uint64_t, uint64_t>> hops;
@@ -833,13 +1037,27 @@ WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
         }
     }
     // Partitions of one collective form the same pattern at once and all
-    // miss; the first to settle stores it.
-    std::vector<uint32_t> unused;
-    if (wormhole::MemoStore::Global().Find(r.fcg, unused) == nullptr)
+    // miss; the first to settle (or end) stores it. A pattern keeps one
+    // steady record, and one record per size of the flow it ends with.
+    for (const auto& [other, map] : wormhole::MemoStore::Global().FindAll(r.fcg))
     {
-        wormhole::MemoStore::Global().Insert(std::move(r));
-        m_stats.memoInserts++;
+        if (other->completes < 0 && completes < 0)
+        {
+            return;
+        }
+        if (other->completes >= 0 && completes >= 0)
+        {
+            // map takes the new record's vertices to the stored one's
+            const double mine = r.bytes[completes];
+            if (static_cast<int32_t>(map[completes]) == other->completes &&
+                std::abs(other->bytes[other->completes] - mine) <= std::max(4000.0, 0.002 * mine))
+            {
+                return;
+            }
+        }
     }
+    wormhole::MemoStore::Global().Insert(std::move(r));
+    m_stats.memoInserts++;
 }
 
 } // namespace ns3

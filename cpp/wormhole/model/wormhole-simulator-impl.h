@@ -17,6 +17,7 @@
 #include "ns3/simulator-impl.h"
 
 #include <cstdint>
+#include <functional>
 #include <deque>
 #include <list>
 #include <mutex>
@@ -174,6 +175,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         int64_t skippedSinceAnchor = 0;
         // A memo miss: the pattern as it formed, to be stored when steady.
         bool memoPending = false;
+        /// Every flow of the pattern started with it: the transient's
+        /// outcome then depends on nothing the pattern does not show.
+        bool fresh = false;
         wormhole::FlowConflictGraph fcg;
         std::vector<uint32_t> fcgFlows; ///< flow of each FCG vertex
         std::vector<double> deliveredAtFormation;
@@ -214,6 +218,23 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoRecordTransient(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates);
     uint64_t ScheduledOnLinks(uint32_t partition) const;
     double SpreadSinceAnchor(const FlowState& fs) const;
+    /// Skips a partition on a memo hit: restores the record's CC and queue
+    /// state (if asked), shifts by `skip`, credits each flow.
+    void ApplyMemoHit(uint32_t partition,
+                      const wormhole::MemoRecord& rec,
+                      const std::vector<uint32_t>& map,
+                      int64_t skip,
+                      std::vector<double> credit,
+                      bool restoreState,
+                      bool toCompletion);
+    /// Stores the pending pattern's transient, ended by a steady state
+    /// (completes = -1) or by the completion of its vertex `completes`.
+    void MemoRecord(uint32_t partition,
+                    int32_t completes,
+                    const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf);
+    void MemoRecordCompletion(uint32_t partition, uint32_t flowId);
+    /// The stored transient ran at its converged rates all along.
+    bool FlatThroughout(const wormhole::MemoRecord& rec) const;
     /// Puts back a memoized transient's switch queues on a hit; returns the
     /// bytes each flow is credited for them.
     std::vector<double> RestoreBacklog(const std::vector<uint32_t>& flows,
