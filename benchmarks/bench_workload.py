@@ -3,7 +3,8 @@ with TP8-DP4-PP2 on a 64-GPU rail-optimized fat-tree (8 servers x 8 GPUs,
 100G NICs, 400G fabric), one iteration. Prints wall-time and event ratios and
 the iteration-time and per-flow FCT errors.
 
-    python benchmarks/bench_workload.py [--layers 8] [--hidden 2048] [--iterations 1] [--json OUT]
+    python benchmarks/bench_workload.py [--layers 8] [--hidden 2048] [--iterations 1] [--preset NAME]
+                                        [--noise N] [--json OUT]
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 import numpy as np
 
 from ns3wormhole import run, topology
+from ns3wormhole.compare import workload_fct_errors, workload_noise
 from ns3wormhole.workload.dag import build_dag
 from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, preset
 
@@ -27,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iterations", type=int, default=1)
     p.add_argument("--preset", default=None,
                    help="a Table 1 preset instead (e.g. gpt-7b on its 64 GPUs); topology sized to it")
+    p.add_argument("--noise", type=int, default=0, metavar="N",
+                   help="also run the baseline N times with one compute delay 1 ns longer (the k-th, in "
+                        "turn) and print how far it moves from itself: the reference's own noise floor")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     if a.preset:
@@ -45,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     base = run.run_workload(topo, dag, kernel="baseline")
     worm = run.run_workload(topo, dag, kernel="wormhole")
     b, w = base.network, worm.network
-    fct = np.abs(w.flows["fct_ns"] - b.flows["fct_ns"]) / b.flows["fct_ns"]
+    fct = workload_fct_errors(base, worm)  # flows matched by DAG node
     it = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
     row = {
         "baseline_wall_s": b.wall_s, "wormhole_wall_s": w.wall_s, "speedup": b.wall_s / w.wall_s,
@@ -60,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"speedup {row['speedup']:.1f}x  event ratio {row['event_ratio']:.1f}x  iteration-time error "
           f"{100 * row['iteration_time_error']:.4f}%  FCT error mean {100 * row['fct_error_mean']:.4f}% "
           f"max {100 * row['fct_error_max']:.4f}%")
+    if a.noise:
+        noise, _ = workload_noise(topo, dag, base, a.noise)
+        row["baseline_noise"] = noise.as_dict()
+        for k in range(a.noise):
+            print(f"noise {k}: baseline with compute delay {k} 1 ns longer: iteration-time change "
+                  f"{100 * noise.makespan[k]:.4f}%  FCT change mean {100 * noise.fct_mean[k]:.4f}% "
+                  f"max {100 * noise.fct_max[k]:.4f}%", flush=True)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(row, fh, indent=2)

@@ -42,3 +42,29 @@ def test_contending_flows_do_move_the_baseline():
     noise = baseline_noise(topo, flows, base, runs=1)
     fct = base.flows["fct_ns"].min()
     assert noise.fct_max[0] > 2.0 / fct
+
+
+def test_workload_flows_are_matched_by_dag_node():
+    """A workload's flow ids follow start order, which differs between runs
+    when flows start together; by_dag_node renames each flow to the DAG node
+    that sent it, so its endpoints and size are that node's."""
+    from ns3wormhole import topology
+    from ns3wormhole.compare import by_dag_node, workload_fct_errors, workload_noise
+    from ns3wormhole.workload.dag import OP_FLOW, build_dag
+    from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, moe
+
+    model = moe(gpt("t", num_layers=1, hidden=512, heads=8, seq_len=512, vocab=1000), 8)
+    dag = build_dag(Workload(model=model, parallel=ParallelSpec(tp=8, dp=2, pp=1, ep=2), iterations=1))
+    topo = topology.rail_optimized(2, 8, "100Gbps", "400Gbps", "1us")
+    from ns3wormhole.run import run_workload
+
+    result = run_workload(topo, dag)
+    flows = by_dag_node(result).flows
+    nodes = flows["id"].astype(np.int64)
+    assert sorted(nodes.tolist()) == np.flatnonzero(dag.op == OP_FLOW).tolist()
+    np.testing.assert_array_equal(flows["src"], dag.src[nodes])
+    np.testing.assert_array_equal(flows["dst"], dag.dst[nodes])
+    np.testing.assert_array_equal(flows["bytes"], dag.bytes[nodes])
+    assert workload_fct_errors(result, result).max() == 0
+    noise, times = workload_noise(topo, dag, result, runs=1)
+    assert times.shape == (1, 1) and noise.fct_mean.shape == (1,)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from ns3wormhole import _core, run, topology
+from ns3wormhole.compare import workload_fct_errors
 from ns3wormhole.errors import InputError
 from ns3wormhole.memo import MemoDatabase, MemoError
 from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement, ring_allreduce
@@ -97,8 +98,7 @@ CASES = {
 
 
 def errors(base, worm):
-    b, w = base.network.flows, worm.network.flows
-    fct = np.abs(w["fct_ns"] - b["fct_ns"]) / b["fct_ns"]
+    fct = workload_fct_errors(base, worm)
     it = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
     return fct, it
 

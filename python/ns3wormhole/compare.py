@@ -10,7 +10,7 @@ import numpy as np
 
 from .fabric import FabricConfig
 from .flows import FlowSet
-from .run import RunResult, WormholeConfig, run_flows
+from .run import RunResult, WorkloadResult, WormholeConfig, run_flows
 from .topology import Topology
 
 
@@ -47,6 +47,28 @@ def fct_errors(baseline: RunResult, wormhole: RunResult) -> np.ndarray:
     bb = np.array([b[i] for i in ids], dtype=float)
     ww = np.array([w[i] for i in ids], dtype=float)
     return np.abs(ww - bb) / bb
+
+
+def node_of_flow(w: WorkloadResult) -> dict[int, int]:
+    """Model flow id -> the DAG node that sent it."""
+    nodes = np.flatnonzero(w.node_flow_id != 0xFFFFFFFF)
+    return {int(w.node_flow_id[n]): int(n) for n in nodes}
+
+
+def by_dag_node(w: WorkloadResult) -> RunResult:
+    """The network result with flow ids replaced by DAG node ids. A workload's
+    flow ids are assigned in start order, which differs between kernels when
+    flows start at (nearly) the same time: only DAG nodes match flows across
+    runs (matching by id compared different flows, measured on MoE steps)."""
+    node_of = node_of_flow(w)
+    flows = w.network.flows.copy()
+    flows["id"] = np.array([node_of.get(int(i), 0xFFFFFFFF) for i in flows["id"]], dtype=flows["id"].dtype)
+    return dataclasses.replace(w.network, flows=flows)
+
+
+def workload_fct_errors(baseline: WorkloadResult, wormhole: WorkloadResult) -> np.ndarray:
+    """Per-flow FCT errors of two runs of one workload, flows matched by DAG node."""
+    return fct_errors(by_dag_node(baseline), by_dag_node(wormhole))
 
 
 @dataclass
@@ -131,3 +153,38 @@ def baseline_noise(
         b = baseline.makespan_ns
         spans.append(abs(other.makespan_ns - b) / b if b else 0.0)
     return NoiseFloor(np.array(means), np.array(maxes), np.array(spans))
+
+
+def _delayed_compute(dag, k: int):
+    """``dag`` with its k-th compute delay (in node order) 1 ns longer."""
+    from .workload.dag import KIND_COMPUTE, OP_DELAY
+
+    compute = np.flatnonzero((dag.op == OP_DELAY) & (dag.kind == KIND_COMPUTE) & (dag.duration_ns > 0))
+    duration = dag.duration_ns.copy()
+    duration[compute[k % compute.size]] += np.uint64(1)
+    return dataclasses.replace(dag, duration_ns=duration)
+
+
+def workload_noise(
+    topology: Topology,
+    dag,
+    baseline: WorkloadResult,
+    runs: int = 1,
+    fabric: FabricConfig | None = None,
+) -> tuple[NoiseFloor, np.ndarray]:
+    """The workload analogue of :func:`baseline_noise`: the default kernel
+    re-run with the k-th compute delay 1 ns longer. Returns the per-flow
+    spread (flows matched by DAG node; its ``makespan`` is the iteration-time
+    spread) and the perturbed runs' iteration times."""
+    from .run import run_workload
+
+    means, maxes, spans, times = [], [], [], []
+    for k in range(runs):
+        other = run_workload(topology, _delayed_compute(dag, k), fabric, "baseline")
+        err = workload_fct_errors(baseline, other)
+        means.append(float(err.mean()) if err.size else 0.0)
+        maxes.append(float(err.max()) if err.size else 0.0)
+        b = baseline.iteration_times_ns.astype(float)
+        spans.append(float(np.max(np.abs(other.iteration_times_ns - b) / b)))
+        times.append(other.iteration_times_ns)
+    return NoiseFloor(np.array(means), np.array(maxes), np.array(spans)), np.array(times)

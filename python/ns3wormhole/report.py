@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .scenario import ScenarioComparison, _node_of_flow, format_duration_ns
+from .compare import node_of_flow
+from .scenario import ScenarioComparison, format_duration_ns
 
 __all__ = ["write_report", "skipped_intervals", "delivered_rate", "have_matplotlib"]
 
@@ -184,7 +185,7 @@ def _pick_flows(cmp: ScenarioComparison, n: int = 4) -> list[int]:
         # keyed by the kernel's flow id; for LLM workloads the comparison's ids are DAG nodes
         skipped = dict(worm.flow_time_skipped_ns)
         if cmp.wormhole_workload is not None:
-            node_of = _node_of_flow(cmp.wormhole_workload)
+            node_of = node_of_flow(cmp.wormhole_workload)
             skipped = {node_of[k]: v for k, v in skipped.items() if k in node_of}
     order = sorted(range(len(f)), key=lambda i: (-skipped.get(int(f["id"][i]), 0), -int(f["bytes"][i]), int(f["id"][i])))
     return [int(f["id"][i]) for i in order[:n]]

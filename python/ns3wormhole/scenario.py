@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from . import topology as topo_mod
-from .compare import Comparison, ErrorSummary, fct_errors
+from .compare import Comparison, ErrorSummary, by_dag_node, fct_errors, node_of_flow
 from .errors import InputError
 from .fabric import FabricConfig
 from .flows import DEFAULT_PG, FlowSet, incast, permutation, staggered
@@ -405,11 +405,6 @@ def _flow_records(run: RunResult, node_of: dict[int, int] | None = None) -> list
     return out
 
 
-def _node_of_flow(w: WorkloadResult) -> dict[int, int]:
-    nodes = np.flatnonzero(w.node_flow_id != 0xFFFFFFFF)
-    return {int(w.node_flow_id[n]): int(n) for n in nodes}
-
-
 def run_as_dict(result: RunResult | WorkloadResult, scenario: Scenario | None = None) -> dict:
     """The JSON of ``ns3-wormhole run`` (field names fixed, only ever extended)."""
     net = _network(result)
@@ -433,22 +428,12 @@ def run_as_dict(result: RunResult | WorkloadResult, scenario: Scenario | None = 
         finished=bool(result.finished) if is_wl else bool(done.all()),
         stats={k: int(v) for k, v in net.stats.items()},
         counters={k: int(v) for k, v in net.counters.items()},
-        flows=_flow_records(net, _node_of_flow(result) if is_wl else None),
+        flows=_flow_records(net, node_of_flow(result) if is_wl else None),
     )
     return out
 
 
 # --------------------------------------------------------------------------- comparison
-
-
-def _by_node(w: WorkloadResult) -> RunResult:
-    """The network result with flow ids replaced by DAG node ids, so the two kernels'
-    flows can be matched (flow ids are assigned in start order, which may differ)."""
-    node_of = _node_of_flow(w)
-    flows = w.network.flows.copy()
-    ids = np.array([node_of.get(int(i), 0xFFFFFFFF) for i in flows["id"]], dtype=flows["id"].dtype)
-    flows["id"] = ids
-    return dataclasses.replace(w.network, flows=flows)
 
 
 @dataclass
@@ -464,7 +449,7 @@ class ScenarioComparison(Comparison):
     def of(cls, scenario: Scenario, base: Any, worm: Any) -> "ScenarioComparison":
         if isinstance(base, WorkloadResult):
             return cls(
-                baseline=_by_node(base), wormhole=_by_node(worm) if worm is not None else None,
+                baseline=by_dag_node(base), wormhole=by_dag_node(worm) if worm is not None else None,
                 baseline_workload=base, wormhole_workload=worm, scenario=scenario,
             )
         return cls(baseline=base, wormhole=worm, scenario=scenario)
