@@ -109,13 +109,19 @@ FlowConflictGraph::ComputeHash() const
         adj[e.a].emplace_back(e.b, e.weight);
         adj[e.b].emplace_back(e.a, e.weight);
     }
+    // Colour refinement (1-WL) for at most 8 rounds, stopping once the
+    // colour classes no longer split: the stopping round is itself an
+    // isomorphism invariant, so the hash stays one.
     std::vector<uint64_t> colour(vertexLabel);
+    std::vector<uint64_t> next(n);
+    std::vector<uint64_t> around;
+    std::vector<uint64_t> sorted;
+    size_t classes = 0;
     for (size_t round = 0; round < std::min<size_t>(n, 8); ++round)
     {
-        std::vector<uint64_t> next(n);
         for (size_t v = 0; v < n; ++v)
         {
-            std::vector<uint64_t> around;
+            around.clear();
             for (const auto& [u, w] : adj[v])
             {
                 around.push_back(Mix(colour[u], w));
@@ -129,6 +135,14 @@ FlowConflictGraph::ComputeHash() const
             next[v] = h;
         }
         colour.swap(next);
+        sorted = colour;
+        std::sort(sorted.begin(), sorted.end());
+        const auto now = static_cast<size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+        if (now == classes)
+        {
+            break;
+        }
+        classes = now;
     }
     std::sort(colour.begin(), colour.end());
     uint64_t h = Mix(n, edges.size());
