@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ns3wormhole import run, scenarios
-from ns3wormhole.compare import compare_flows
+from ns3wormhole.compare import compare_flows, workload_fct_errors
 from ns3wormhole.flows import FlowSet
 from ns3wormhole.topology import leaf_spine
 
@@ -105,21 +105,48 @@ def test_isolation_of_an_unrelated_partition():
         assert w["credited_bytes"] == 0
 
 
-def test_skip_back_when_a_flow_joins_a_skipped_partition():
-    """A long flow is fast-forwarded; a second flow to the same receiver
-    starts in the middle of the skip. The kernel must bring the partition
-    back to that moment (skip-back) and credit only the time really
-    skipped, so both FCTs stay within the accuracy bounds."""
-    topo, _ = scenarios.lone(MB)
+def test_a_known_flow_start_ends_the_skip_of_the_partition_it_joins():
+    """A long flow is fast-forwarded; a second flow to the same receiver is
+    known (from the flow list) to start at 2 ms. The skip stops exactly
+    there (the paper's predetermined interrupt), so nothing is skipped back,
+    and both FCTs stay within the accuracy bounds."""
     topo, _ = scenarios.incast8(MB)
     flows = FlowSet.from_lists([0, 1], [8, 8], [64 * MB, 4 * MB], [0, 2_000_000])
     cmp = compare_flows(topo, flows)
     s = cmp.wormhole.stats
-    assert s["skip_backs"] >= 1
+    assert s["skips_to_known_start"] >= 1 and s["skip_backs"] == 0
     assert s["partitions_merged"] == 0 and s["partitions_formed"] >= 1
+    # the long flow was skipped before the join, and only up to it
+    assert 0 < cmp.wormhole.flow_time_skipped_ns[0]
     assert_conserved(cmp.wormhole, flows)
     assert cmp.fct_error.max <= 0.05
     assert cmp.makespan_error <= 0.01
+
+
+def test_skip_back_when_an_unforeseen_flow_joins_a_skipped_partition():
+    """The same join, but the second flow is started by a training DAG when
+    a 2 ms compute delay ends: nothing announces it. The kernel must bring
+    the skipped partition back to that moment (skip-back) and credit only
+    the time really skipped."""
+    from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement
+    from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_COMM
+
+    b = DagBuilder(Placement(ParallelSpec(dp=9, gpus_per_server=1)))
+    b.transfer(np.array([0]), np.array([8]), 64 * MB, kind=KIND_DP_COMM)
+    wait = b.delay(np.array([1]), 2_000_000, kind=KIND_COMPUTE)
+    b.transfer(np.array([1]), np.array([8]), 4 * MB, kind=KIND_DP_COMM, deps=[wait])
+    dag = b.build()
+    topo, _ = scenarios.incast8(MB)
+    base = run.run_workload(topo, dag, kernel="baseline")
+    worm = run.run_workload(topo, dag, kernel="wormhole")
+    s = worm.network.stats
+    assert s["skip_backs"] >= 1 and s["skips_to_known_start"] == 0
+    assert worm.network.completed.all()
+    np.testing.assert_array_equal(np.sort(worm.network.flows["bytes"]), [4 * MB, 64 * MB])
+    err = workload_fct_errors(base, worm)
+    assert err.max() <= 0.05
+    it = abs(int(worm.iteration_times_ns[0]) - int(base.iteration_times_ns[0])) / base.iteration_times_ns[0]
+    assert it <= 0.01
 
 
 def test_same_seed_same_results_under_the_wormhole_kernel():

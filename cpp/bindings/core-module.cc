@@ -39,6 +39,7 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_time_saved_ns"] = s.memoTimeSavedNs;
     d["memo_events_saved"] = s.memoEventsSaved;
     d["memo_backlog_bytes"] = s.memoBacklogBytes;
+    d["skips_to_known_start"] = s.skipsToKnownStart;
     return d;
 }
 } // namespace

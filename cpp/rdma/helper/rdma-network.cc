@@ -444,6 +444,7 @@ RdmaNetwork::AddFlow(const RdmaFlowSpec& flow)
                                    &RdmaNetwork::StartFlowEvent,
                                    this,
                                    index);
+    wormhole::FlowSeam::Scheduled(flow.id, flow.startNs, KernelLinks(index));
 }
 
 uint32_t
@@ -481,33 +482,47 @@ RdmaNetwork::StartFlow(uint32_t index)
     RdmaQueuePair& qp = *m_flows[index];
     NS_LOG_FUNCTION(this << qp.id);
     qp.cc = m_ccPrototype->Fork();
-    for (uint32_t node = qp.src; node != qp.dst;)
-    {
-        const RdmaPort& port =
-            m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.src, qp.dst, index));
-        qp.links.push_back(port.linkId);
-        node = port.peer->GetIndex();
-    }
+    qp.links = DataLinks(index);
     qp.idealFctNs = IdealFctNs(qp);
     m_activeFlows++;
     m_nics[qp.src]->StartFlow(qp);
     // The kernel hears of the flow once its first frame is scheduled (so a
-    // skip of its partition moves that frame too), with every link its
-    // frames use: the data path, then any link only its ACKs take (ECMP may
-    // hash them onto another spine).
-    std::vector<uint32_t> links = qp.links;
+    // skip of its partition moves that frame too).
+    wormhole::FlowSeam::Started(qp.id, KernelLinks(index), qp.bytes);
+    StartSamplers();
+}
+
+std::vector<uint32_t>
+RdmaNetwork::DataLinks(uint32_t index) const
+{
+    const RdmaQueuePair& qp = *m_flows[index];
+    std::vector<uint32_t> links;
+    for (uint32_t node = qp.src; node != qp.dst;)
+    {
+        const RdmaPort& port = m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.src, qp.dst, index));
+        links.push_back(port.linkId);
+        node = port.peer->GetIndex();
+    }
+    return links;
+}
+
+std::vector<uint32_t>
+RdmaNetwork::KernelLinks(uint32_t index) const
+{
+    // Every link the flow's frames use: the data path, then any link only
+    // its ACKs take (ECMP may hash them onto another spine).
+    const RdmaQueuePair& qp = *m_flows[index];
+    std::vector<uint32_t> links = DataLinks(index);
     for (uint32_t node = qp.dst; node != qp.src;)
     {
-        const RdmaPort& port =
-            m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.dst, qp.src, index));
+        const RdmaPort& port = m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.dst, qp.src, index));
         if (std::find(links.begin(), links.end(), port.linkId) == links.end())
         {
             links.push_back(port.linkId);
         }
         node = port.peer->GetIndex();
     }
-    wormhole::FlowSeam::Started(qp.id, links, qp.bytes);
-    StartSamplers();
+    return links;
 }
 
 double

@@ -167,6 +167,11 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// Validate and register a flow starting at time step `startStep`; @return its index.
     uint32_t AddQueuePair(const RdmaFlowSpec& spec, int64_t startStep);
     void StartFlowEvent(uint32_t index);
+    /// Links of the flow's data path, in order.
+    std::vector<uint32_t> DataLinks(uint32_t index) const;
+    /// What the kernel is told a flow uses: its data path, then any link
+    /// only its acknowledgements take.
+    std::vector<uint32_t> KernelLinks(uint32_t index) const;
     void StartFlow(uint32_t index);
     double IdealFctNs(const RdmaQueuePair& qp) const;
     void FlowDone(RdmaQueuePair& qp);

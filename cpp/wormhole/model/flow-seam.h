@@ -67,6 +67,10 @@ class FlowListener
 {
   public:
     virtual ~FlowListener() = default;
+    /// A flow that will start at `startNs` over `links` (known in advance,
+    /// e.g. from a flow file): a skip of a partition it would join stops
+    /// there instead of being skipped back.
+    virtual void FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links) = 0;
     virtual void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) = 0;
     /// One progress report per acknowledgement: the congestion-control rate
     /// now in force, payload bytes acknowledged so far and payload bytes sent
@@ -109,6 +113,14 @@ struct FlowSeam
 {
     static inline FlowListener* listener = nullptr;
     static inline FlowCreditor* creditor = nullptr;
+
+    static void Scheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links)
+    {
+        if (NS3WH_SEAM_ACTIVE && listener)
+        {
+            listener->FlowScheduled(flowId, startNs, links);
+        }
+    }
 
     static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
     {

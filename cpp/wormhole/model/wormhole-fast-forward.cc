@@ -211,8 +211,46 @@ WormholeSimulatorImpl::ClearWindows(uint32_t partition)
 }
 
 void
+WormholeSimulatorImpl::FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links)
+{
+    m_futureStarts.emplace(startNs, flowId);
+    m_futureFlows[flowId] = {startNs, links};
+}
+
+double
+WormholeSimulatorImpl::UntilKnownJoin(uint32_t partition, double horizonNs) const
+{
+    for (auto it = m_futureStarts.lower_bound(m_currentTs);
+         it != m_futureStarts.end() && static_cast<double>(it->first) < horizonNs;
+         ++it)
+    {
+        for (uint32_t link : m_futureFlows.at(it->second).second)
+        {
+            if (m_partitions.PartitionOfLink(link) == partition)
+            {
+                return static_cast<double>(it->first - m_currentTs);
+            }
+        }
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
+void
 WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
 {
+    if (auto known = m_futureFlows.find(flowId); known != m_futureFlows.end())
+    {
+        auto [first, last] = m_futureStarts.equal_range(known->second.first);
+        for (auto it = first; it != last; ++it)
+        {
+            if (it->second == flowId)
+            {
+                m_futureStarts.erase(it);
+                break;
+            }
+        }
+        m_futureFlows.erase(known);
+    }
     for (uint32_t p : m_partitions.PartitionsOfLinks(links))
     {
         if (IsSkipping(p))
@@ -487,8 +525,17 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     {
         MemoRecordTransient(partition, rates);
     }
-    const bool driftLimited = untilDrift < untilCompletion;
-    const double dt = std::min(untilDrift, untilCompletion);
+    bool driftLimited = untilDrift < untilCompletion;
+    double dt = std::min(untilDrift, untilCompletion);
+    // A flow known to start on the partition's links ends the skip there
+    // (the paper's predetermined interrupts); an unforeseen one skips it back.
+    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs) + dt);
+    const bool joinLimited = untilJoin < dt;
+    if (joinLimited)
+    {
+        dt = untilJoin;
+        driftLimited = false;
+    }
     if (!(dt >= minSkip))
     {
         if (driftLimited)
@@ -532,9 +579,11 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     }
     BeginSkip(partition, skip, std::move(rates));
     PartitionState& after = StateOf(partition);
-    // A skip that ends just before a completion leaves nothing to gain until
-    // a flow leaves or joins; a drift-limited one may be followed by another.
+    // A skip that ends just before a completion or at a join leaves nothing
+    // to gain until a flow leaves or joins; a drift-limited one may be
+    // followed by another.
     after.locked = !driftLimited;
+    m_stats.skipsToKnownStart += joinLimited ? 1 : 0;
     m_stats.fastForwards++;
     m_stats.timeSkippedNs += skip;
 }

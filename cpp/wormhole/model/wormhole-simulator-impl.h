@@ -22,6 +22,7 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -40,6 +41,7 @@ struct WormholeKernelStats
     uint64_t eventsRemoved = 0;
     uint64_t fastForwards = 0;
     uint64_t skipBacks = 0;
+    uint64_t skipsToKnownStart = 0; ///< fast-forwards cut short at a known flow start joining them
     int64_t timeSkippedNs = 0;
     uint64_t partitionsFormed = 0;
     uint64_t partitionsMerged = 0;
@@ -88,6 +90,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     WormholeKernelStats GetStats() const;
 
     // wormhole::FlowListener: flow facts from the transport model.
+    void FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links) override;
     void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) override;
     void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
     void FlowFinished(uint32_t flowId) override;
@@ -256,6 +259,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     bool m_tracking = false;
 
     wormhole::PartitionTracker m_partitions;
+    /// Flows known to start later: start time -> flow, and their links.
+    std::multimap<uint64_t, uint32_t> m_futureStarts;
+    std::unordered_map<uint32_t, std::pair<uint64_t, std::vector<uint32_t>>> m_futureFlows;
+    /// Time from now to the first known start before `horizonNs` of a flow
+    /// that would join the partition (infinity if none).
+    double UntilKnownJoin(uint32_t partition, double horizonNs) const;
     std::unordered_map<uint32_t, FlowState> m_flows;
     std::vector<PartitionState> m_partitionState;
     std::vector<std::vector<TrackedEvent>> m_linkEvents;
