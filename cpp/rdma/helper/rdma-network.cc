@@ -488,7 +488,7 @@ RdmaNetwork::StartFlow(uint32_t index)
     m_nics[qp.src]->StartFlow(qp);
     // The kernel hears of the flow once its first frame is scheduled (so a
     // skip of its partition moves that frame too).
-    wormhole::FlowSeam::Started(qp.id, KernelLinks(index), qp.bytes);
+    wormhole::FlowSeam::Started(qp.id, KernelLinks(index), static_cast<uint32_t>(qp.links.size()), qp.bytes);
     StartSamplers();
 }
 

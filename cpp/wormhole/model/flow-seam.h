@@ -71,7 +71,12 @@ class FlowListener
     /// e.g. from a flow file): a skip of a partition it would join stops
     /// there instead of being skipped back.
     virtual void FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links) = 0;
-    virtual void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) = 0;
+    /// The flow's first frame is scheduled. `links`: its data path in order
+    /// (the first `dataHops`), then any link only its acknowledgements take.
+    virtual void FlowStarted(uint32_t flowId,
+                             const std::vector<uint32_t>& links,
+                             uint32_t dataHops,
+                             uint64_t bytes) = 0;
     /// One progress report per acknowledgement: the congestion-control rate
     /// now in force, payload bytes acknowledged so far and payload bytes sent
     /// so far (both cumulative, excluding kernel credit).
@@ -122,11 +127,11 @@ struct FlowSeam
         }
     }
 
-    static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
+    static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops, uint64_t bytes)
     {
         if (NS3WH_SEAM_ACTIVE && listener)
         {
-            listener->FlowStarted(flowId, links, bytes);
+            listener->FlowStarted(flowId, links, dataHops, bytes);
         }
     }
 

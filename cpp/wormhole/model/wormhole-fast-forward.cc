@@ -236,7 +236,10 @@ WormholeSimulatorImpl::UntilKnownJoin(uint32_t partition, double horizonNs) cons
 }
 
 void
-WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes)
+WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
+                                   const std::vector<uint32_t>& links,
+                                   uint32_t dataHops,
+                                   uint64_t bytes)
 {
     if (auto known = m_futureFlows.find(flowId); known != m_futureFlows.end())
     {
@@ -262,6 +265,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId, const std::vector<uint32_t>&
     fs = FlowState{};
     fs.bytes = bytes;
     fs.links = links;
+    fs.dataHops = std::min<uint32_t>(dataHops, static_cast<uint32_t>(links.size()));
     fs.firstLink = links.empty() ? 0 : links.front();
     fs.window.SetCapacity(m_window);
     if (FlowSeam::creditor && !links.empty())
@@ -668,26 +672,59 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     // The pattern: each flow labelled by its quantized rate and the
     // capacities along its path (the paper's FCG ignores them; a memo scoped
     // to one fabric configuration still sees several link speeds), edges
-    // weighted by the number of links two flows share.
+    // weighted by the number of links two flows' data share where they can
+    // contend. Acknowledgements travel in the strict-priority control queue
+    // and a link whose flows together cannot exceed it (a 400G spine link
+    // under three 100G flows) shapes nobody's rate: counting either would
+    // make every ECMP placement of one all-to-all a pattern of its own.
     wormhole::FlowConflictGraph g;
     std::unordered_map<uint32_t, std::vector<uint32_t>> onLink;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         const FlowState& fs = m_flows[flows[i]];
         uint64_t label = static_cast<uint64_t>(std::llround(fs.ccRate / m_memoRateQuantum));
-        for (uint32_t link : fs.links)
+        for (uint32_t h = 0; h < fs.dataHops; ++h)
         {
             double line = 0;
             double payload = 0;
-            FlowSeam::creditor->GetLinkCapacity(link, line, payload);
+            FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
             label = label * 1000003u + static_cast<uint64_t>(line / 1e6) * 31u + static_cast<uint64_t>(payload / 1e6);
-            onLink[link].push_back(i);
+            onLink[fs.links[h]].push_back(i);
         }
         g.vertexLabel.push_back(label);
+    }
+    // Each flow's rate is at most its line rate and an equal share of each
+    // link on its data path; a link can be a bottleneck only if those
+    // bounds of its flows add up to its capacity.
+    auto capacity = [](uint32_t link) {
+        double line = 0;
+        double payload = 0;
+        FlowSeam::creditor->GetLinkCapacity(link, line, payload);
+        return line;
+    };
+    std::vector<double> bound(flows.size());
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        const FlowState& fs = m_flows[flows[i]];
+        bound[i] = fs.lineRate;
+        for (uint32_t h = 0; h < fs.dataHops; ++h)
+        {
+            const uint32_t link = fs.links[h];
+            bound[i] = std::min(bound[i], capacity(link) / static_cast<double>(onLink[link].size()));
+        }
     }
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
     for (const auto& [link, vs] : onLink)
     {
+        double demand = 0;
+        for (uint32_t i : vs)
+        {
+            demand += bound[i];
+        }
+        if (vs.size() < 2 || demand < 0.99 * capacity(link))
+        {
+            continue;
+        }
         for (size_t a = 0; a < vs.size(); ++a)
         {
             for (size_t b = a + 1; b < vs.size(); ++b)

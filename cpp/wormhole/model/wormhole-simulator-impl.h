@@ -91,7 +91,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
 
     // wormhole::FlowListener: flow facts from the transport model.
     void FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links) override;
-    void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint64_t bytes) override;
+    void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops, uint64_t bytes) override;
     void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
     void FlowFinished(uint32_t flowId) override;
 
@@ -153,6 +153,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         double ccRate = 0;        ///< latest congestion-control rate
         uint32_t firstLink = 0;   ///< the sender's NIC link
         std::vector<uint32_t> links;
+        uint32_t dataHops = 0; ///< links[0, dataHops) carry its data; the rest only its ACKs
         wormhole::RateWindow window;
         /// Start of the first steady window since the pattern last changed:
         /// R-hat is the rate delivered since then (measured and credited).
