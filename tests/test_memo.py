@@ -281,7 +281,7 @@ def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size(
     """Two 1 MB flows crossing the same spine (sharing links, so one
     partition) never turn steady: 1000 packets are fewer than a steady
     window. The first wave's transient is stored when a flow completes; the
-    next two waves (same size, fresh flows) reuse it and skip to just
+    next two waves (the same flows left to send) reuse it and skip to just
     before their ends; a wave of 1.5 MB flows must not (its flows end
     elsewhere), and is stored as a record of its own."""
     from ns3wormhole.compare import compare_flows

@@ -630,10 +630,7 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     {
         SkipBack(partition);
     }
-    // A transient that ends in a completion is kept only if every flow
-    // started with the pattern: flows already running bring congestion
-    // state that the pattern does not show and that decides how it ends.
-    if (StateOf(partition).memoPending && StateOf(partition).fresh)
+    if (StateOf(partition).memoPending)
     {
         MemoRecordCompletion(partition, flowId);
     }
@@ -763,14 +760,17 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         }
         return rec.transientNs > 0;
     };
-    // A flow counts as new to the pattern if it delivered no more than this
-    // before it formed (about 5 us at 100 Gbps).
-    constexpr double kFreshBytes = 64000;
-    bool fresh = true;
+    // How a transient ends in a completion depends on what each flow has
+    // left, not only on the pattern: records of such transients are keyed by
+    // the graph with each flow's remaining bytes (in 8 KB steps) added to its
+    // label, so they match only flows with what their counterparts had left
+    // (a collective repeated from the same start; measured, ignoring this and
+    // reusing one for a short flow joining long DCQCN flows erred by 14%).
+    wormhole::FlowConflictGraph ending = g;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
-        const FlowState& fs = m_flows[flows[i]];
-        fresh = fresh && static_cast<double>(fs.acked) + static_cast<double>(fs.credited) <= kFreshBytes;
+        ending.vertexLabel[i] = ending.vertexLabel[i] * 1000003u +
+                                static_cast<uint64_t>(std::llround(std::max(0.0, remaining(i)) / 8192.0));
     }
     // A record ending in a completion applies when the flow it ends with
     // has what its counterpart had left (a flow's end is where it ends),
@@ -790,11 +790,11 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     };
 
     const wormhole::MemoRecord* steady = nullptr; // a steady record whose transient fits
-    const wormhole::MemoRecord* ending = nullptr; // a completion record of this size
     const wormhole::MemoRecord* flat = nullptr;   // a flat steady record, for a prefix
+    const wormhole::MemoRecord* ends = nullptr;   // a record ending in a completion
     Map steadyMap;
-    Map endingMap;
     Map flatMap;
+    Map endsMap;
     for (auto& [rec, map] : wormhole::MemoStore::Global().FindAll(g))
     {
         if (rec->completes < 0 && !steady && othersFit(*rec, map))
@@ -807,11 +807,18 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
             flat = rec;
             flatMap = map;
         }
-        else if (rec->completes >= 0 && fresh && !ending && endsAlike(*rec, map) &&
-                 static_cast<double>(rec->transientNs) - marginNs >= minSkipNs)
+    }
+    if (!steady)
+    {
+        for (auto& [rec, map] : wormhole::MemoStore::Global().FindAll(ending))
         {
-            ending = rec;
-            endingMap = map;
+            if (rec->completes >= 0 && endsAlike(*rec, map) &&
+                static_cast<double>(rec->transientNs) - marginNs >= minSkipNs)
+            {
+                ends = rec;
+                endsMap = map;
+                break;
+            }
         }
     }
 
@@ -850,13 +857,13 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         m_stats.memoEventsSaved += rec.transientEvents;
         return;
     }
-    if (ending)
+    if (ends)
     {
         // The stored transient ended when one flow completed: skip to just
         // before that completion (the margin at the flows' mean rates is
         // left to run packet by packet), in the state the flows had then.
-        const wormhole::MemoRecord& rec = *ending;
-        const Map& map = endingMap;
+        const wormhole::MemoRecord& rec = *ends;
+        const Map& map = endsMap;
         const auto skip = static_cast<int64_t>(static_cast<double>(rec.transientNs) - marginNs);
         std::vector<double> credit;
         for (uint32_t i = 0; i < flows.size(); ++i)
@@ -908,8 +915,8 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     // the store by then).
     m_stats.memoMisses++;
     st.memoPending = true;
-    st.fresh = fresh;
     st.fcg = std::move(g);
+    st.fcgEnding = std::move(ending);
     st.fcgFlows = flows;
     st.formedAt = m_currentTs;
     st.eventsAtFormation = ScheduledOnLinks(partition);
@@ -1101,7 +1108,7 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
         return; // the partition changed without a formation call: not this pattern
     }
     wormhole::MemoRecord r;
-    r.fcg = st.fcg;
+    r.fcg = completes < 0 ? st.fcg : st.fcgEnding;
     r.completes = completes;
     r.transientNs = static_cast<int64_t>(m_currentTs - st.formedAt);
     r.transientEvents = ScheduledOnLinks(partition) - st.eventsAtFormation;

@@ -179,10 +179,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         int64_t skippedSinceAnchor = 0;
         // A memo miss: the pattern as it formed, to be stored when steady.
         bool memoPending = false;
-        /// Every flow of the pattern started with it: the transient's
-        /// outcome then depends on nothing the pattern does not show.
-        bool fresh = false;
         wormhole::FlowConflictGraph fcg;
+        /// The same graph with what each flow has left in its labels: the
+        /// key of a record that ends in a completion.
+        wormhole::FlowConflictGraph fcgEnding;
         std::vector<uint32_t> fcgFlows; ///< flow of each FCG vertex
         std::vector<double> deliveredAtFormation;
         uint64_t formedAt = 0;
