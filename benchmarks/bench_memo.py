@@ -5,7 +5,11 @@ kernel, side by side in one run, on repeated-pattern scenarios:
   gpt-x2       GPT L=8 h=2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fat-tree, 2 iterations
   incast-x4    an 8-to-1 incast of 16 MB flows, 4 waves 15 ms apart (DCQCN contention)
 
-    python benchmarks/bench_memo.py [--scenario NAME ...] [--json OUT]
+    python benchmarks/bench_memo.py [--scenario NAME ...] [--noise N] [--json OUT]
+
+With --noise N the baseline is re-run N times with one flow 1 ns late (flow
+scenarios) or one compute delay 1 ns longer (workloads), and its spread around
+the unperturbed baseline is printed under the row: the reference's own noise.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import time
 import numpy as np
 
 from ns3wormhole import run, topology
-from ns3wormhole.compare import by_dag_node, fct_errors
+from ns3wormhole.compare import baseline_noise, by_dag_node, fct_errors, workload_noise
 from ns3wormhole.flows import FlowSet, incast
 from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement, ring_allreduce
 from ns3wormhole.workload.dag import KIND_DP_ALLREDUCE, build_dag
@@ -51,14 +55,16 @@ SCENARIOS = {"ring-x8": ring_x8, "gpt-x2": gpt_x2, "incast-x4": incast_x4}
 def execute(topo, work, kernel, cfg=None):
     if isinstance(work, FlowSet):
         r = run.run_flows(topo, work, kernel=kernel, wormhole=cfg)
-        return r, np.array([r.makespan_ns])
+        return r, np.array([r.makespan_ns]), r
     r = run.run_workload(topo, work, kernel=kernel, wormhole=cfg)
-    return by_dag_node(r), r.iteration_times_ns  # flows matched by DAG node
+    return by_dag_node(r), r.iteration_times_ns, r  # flows matched by DAG node
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
+    p.add_argument("--noise", type=int, default=0, metavar="N",
+                   help="also re-run the baseline N times perturbed by 1 ns (default 0)")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} memo on vs off, fast-forward on in both")
@@ -67,9 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in a.scenario:
         topo, work = SCENARIOS[name]()
-        base, bt = execute(topo, work, "baseline")
-        ff, ft = execute(topo, work, "wormhole", run.WormholeConfig(memo=False))
-        memo, mt = execute(topo, work, "wormhole", run.WormholeConfig(memo=True))
+        base, bt, base_run = execute(topo, work, "baseline")
+        ff, ft, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=False))
+        memo, mt, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=True))
         err = fct_errors(base, memo)
         it_err = float(np.max(np.abs(mt - bt) / bt))
         row = {
@@ -86,6 +92,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['memo_speedup']:>7.1f}x{row['memo_over_ff']:>7.1f}x{row['ff_event_ratio']:>7.1f}x"
               f"{row['memo_event_ratio']:>8.1f}x{row['memo_hits']:>6}{100 * row['fct_error_mean']:>9.3f}%"
               f"{100 * row['fct_error_max']:>7.2f}%{100 * it_err:>8.3f}%", flush=True)
+        if a.noise:
+            noise = (baseline_noise(topo, work, base, a.noise) if isinstance(work, FlowSet)
+                     else workload_noise(topo, work, base_run, a.noise)[0])
+            row["baseline_noise"] = noise.as_dict()
+            for k in range(a.noise):
+                print(f"  noise {k}: baseline perturbed by 1 ns{'':>56}{100 * noise.fct_mean[k]:>9.3f}%"
+                      f"{100 * noise.fct_max[k]:>7.2f}%{100 * noise.makespan[k]:>8.3f}%", flush=True)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(rows, fh, indent=2)

@@ -317,3 +317,24 @@ def test_a_flow_alone_reuses_a_longer_lone_flows_flat_transient_as_a_prefix():
     assert cmp.wormhole.stats["memo_hits"] == 1
     assert 0 < short["credited_bytes"] < 1_000_000
     assert cmp.fct_error.max <= 0.001
+
+
+def test_regular_graphs_the_hash_cannot_tell_apart_do_not_match():
+    """Colour refinement gives every vertex of a regular graph the same
+    colour, so a triangular prism and K3,3 (both 3-regular on 6 vertices)
+    hash alike; VF2 must still refuse them. On large regular graphs (two
+    4-regular circulants on 400 vertices, as symmetric as an all-to-all's
+    conflict graph) the search is bounded and ends in a refusal, never a
+    wrong match."""
+    prism = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (3, 4, 1), (4, 5, 1), (3, 5, 1), (0, 3, 1), (1, 4, 1), (2, 5, 1)]
+    k33 = [(a, b, 1) for a in range(3) for b in range(3, 6)]
+    assert _core.fcg_hash([7] * 6, prism) == _core.fcg_hash([7] * 6, k33)
+    assert _core.fcg_match([7] * 6, prism, [7] * 6, k33) is None
+
+    def circulant(n, steps):
+        return [(i, (i + s) % n, 1) for i in range(n) for s in steps]
+
+    a, b = circulant(400, (1, 2)), circulant(400, (1, 3))
+    assert _core.fcg_hash([1] * 400, a) == _core.fcg_hash([1] * 400, b)
+    assert _core.fcg_match([1] * 400, a, [1] * 400, b) is None
+    assert _core.fcg_match([1] * 400, a, [1] * 400, list(reversed(a))) is not None

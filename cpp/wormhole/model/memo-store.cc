@@ -4,6 +4,9 @@
 #include <boost/graph/vf2_sub_graph_iso.hpp>
 
 #include <algorithm>
+#include <memory>
+#include <numeric>
+#include <tuple>
 #include <cstring>
 #include <map>
 
@@ -46,6 +49,30 @@ ToBoost(const FlowConflictGraph& g)
     }
     return out;
 }
+
+// Vertex equivalence for VF2 that gives up after a fixed number of
+// comparisons: proving two symmetric graphs with equal colour-refinement
+// hashes non-isomorphic (all-to-alls placed differently by ECMP) can take
+// VF2 exponentially long. Past the budget every pair is refused, the search
+// ends, and the lookup counts as a miss: deterministic, and never a wrong hit.
+struct BudgetedVertexEquivalent
+{
+    const Graph* g1;
+    const Graph* g2;
+    std::shared_ptr<uint64_t> calls;
+
+    static constexpr uint64_t kBudget = 200000;
+
+    template <typename V1, typename V2>
+    bool operator()(V1 a, V2 b) const
+    {
+        if (++*calls > kBudget)
+        {
+            return false;
+        }
+        return boost::get(boost::vertex_name, *g1, a) == boost::get(boost::vertex_name, *g2, b);
+    }
+};
 
 struct FirstMapping
 {
@@ -168,11 +195,33 @@ FlowConflictGraph::IsomorphicTo(const FlowConflictGraph& other, std::vector<uint
     {
         return false;
     }
+    // The same pattern formed again usually lists its flows in the same
+    // order (a collective's flows are created in one order each time): then
+    // the identity is an isomorphism and VF2, which can backtrack for long
+    // on the symmetric graphs of all-to-alls, is not needed.
+    if (vertexLabel == other.vertexLabel)
+    {
+        auto normal = [](const std::vector<Edge>& es) {
+            std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
+            out.reserve(es.size());
+            for (const auto& e : es)
+            {
+                out.emplace_back(std::min(e.a, e.b), std::max(e.a, e.b), e.weight);
+            }
+            std::sort(out.begin(), out.end());
+            return out;
+        };
+        if (normal(edges) == normal(other.edges))
+        {
+            map.resize(vertexLabel.size());
+            std::iota(map.begin(), map.end(), 0u);
+            return true;
+        }
+    }
     Graph g1 = ToBoost(*this);
     Graph g2 = ToBoost(other);
     map.assign(vertexLabel.size(), 0);
-    auto sameVertex = boost::make_property_map_equivalent(boost::get(boost::vertex_name, g1),
-                                                          boost::get(boost::vertex_name, g2));
+    BudgetedVertexEquivalent sameVertex{&g1, &g2, std::make_shared<uint64_t>(0)};
     auto sameEdge = boost::make_property_map_equivalent(boost::get(boost::edge_weight, g1),
                                                         boost::get(boost::edge_weight, g2));
     return boost::vf2_graph_iso(g1,
@@ -200,24 +249,23 @@ MemoStore::Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const
     return nullptr;
 }
 
-std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>>
-MemoStore::FindAll(const FlowConflictGraph& g) const
+void
+MemoStore::Visit(const FlowConflictGraph& g,
+                 const std::function<bool(const MemoRecord&, const std::vector<uint32_t>&)>& visit) const
 {
-    std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>> out;
     auto it = m_byHash.find(g.Hash());
     if (it == m_byHash.end())
     {
-        return out;
+        return;
     }
     std::vector<uint32_t> map;
     for (const MemoRecord& r : it->second)
     {
-        if (g.IsomorphicTo(r.fcg, map))
+        if (g.IsomorphicTo(r.fcg, map) && visit(r, map))
         {
-            out.emplace_back(&r, map);
+            return;
         }
     }
-    return out;
 }
 
 void

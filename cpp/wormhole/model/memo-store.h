@@ -12,6 +12,7 @@
 #define NS3_WORMHOLE_MEMO_STORE_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,10 +69,12 @@ class MemoStore
   public:
     /// The first stored record isomorphic to `g` and the vertex mapping, or null.
     const MemoRecord* Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const;
-    /// Every stored record isomorphic to `g`, each with its mapping, in
-    /// insertion order (a pattern may have a steady record and records
-    /// ending in completions of flows of different sizes).
-    std::vector<std::pair<const MemoRecord*, std::vector<uint32_t>>> FindAll(const FlowConflictGraph& g) const;
+    /// Calls `visit` with each stored record isomorphic to `g` and its
+    /// mapping, in insertion order, until it returns true (a pattern may
+    /// have a steady record and records ending in completions of flows of
+    /// different sizes; each match costs a VF2 run, so stop early).
+    void Visit(const FlowConflictGraph& g,
+               const std::function<bool(const MemoRecord&, const std::vector<uint32_t>&)>& visit) const;
     /// Stores a record (kept in memory and queued as new for Take()).
     void Insert(MemoRecord record);
     /// Records inserted since the last call, serialized (for persistence).

@@ -180,8 +180,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         // A memo miss: the pattern as it formed, to be stored when steady.
         bool memoPending = false;
         wormhole::FlowConflictGraph fcg;
-        /// The same graph with what each flow has left in its labels: the
-        /// key of a record that ends in a completion.
+        /// Unless every flow started with the pattern, the same graph with
+        /// what each flow has left in its labels: the key of a record that
+        /// ends in a completion.
         wormhole::FlowConflictGraph fcgEnding;
         std::vector<uint32_t> fcgFlows; ///< flow of each FCG vertex
         std::vector<double> deliveredAtFormation;
