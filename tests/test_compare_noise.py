@@ -68,3 +68,16 @@ def test_workload_flows_are_matched_by_dag_node():
     assert workload_fct_errors(result, result).max() == 0
     noise, times = workload_noise(topo, dag, result, runs=1)
     assert times.shape == (1, 1) and noise.fct_mean.shape == (1,)
+
+
+def test_a_dag_of_flows_only_has_no_delay_to_lengthen():
+    import pytest
+
+    from ns3wormhole.compare import _delayed_compute
+    from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement, ring_allreduce
+    from ns3wormhole.workload.dag import KIND_DP_ALLREDUCE
+
+    b = DagBuilder(Placement(ParallelSpec(dp=4, gpus_per_server=1)))
+    ring_allreduce(b, np.arange(4)[None, :], None, 4_000_000, kind=KIND_DP_ALLREDUCE)
+    with pytest.raises(ValueError, match="no delay"):
+        _delayed_compute(b.build(), 0)

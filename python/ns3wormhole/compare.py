@@ -156,10 +156,16 @@ def baseline_noise(
 
 
 def _delayed_compute(dag, k: int):
-    """``dag`` with its k-th compute delay (in node order) 1 ns longer."""
+    """``dag`` with its k-th compute delay (in node order; any delay if it has
+    no compute) 1 ns longer."""
     from .workload.dag import KIND_COMPUTE, OP_DELAY
 
-    compute = np.flatnonzero((dag.op == OP_DELAY) & (dag.kind == KIND_COMPUTE) & (dag.duration_ns > 0))
+    delays = (dag.op == OP_DELAY) & (dag.duration_ns > 0)
+    compute = np.flatnonzero(delays & (dag.kind == KIND_COMPUTE))
+    if compute.size == 0:
+        compute = np.flatnonzero(delays)
+    if compute.size == 0:
+        raise ValueError("the DAG has no delay to lengthen (only flows): no noise floor measured this way")
     duration = dag.duration_ns.copy()
     duration[compute[k % compute.size]] += np.uint64(1)
     return dataclasses.replace(dag, duration_ns=duration)
