@@ -4,6 +4,7 @@ kernel, side by side in one run, on repeated-pattern scenarios:
   ring-x8      a 4-GPU ring all-reduce of 256 MB, 8 times in sequence (star, 100G)
   gpt-x2       GPT L=8 h=2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fat-tree, 2 iterations
   incast-x4    an 8-to-1 incast of 16 MB flows, 4 waves 15 ms apart (DCQCN contention)
+  incast-x4-step  the same with step ECN marking (kmin = kmax)
 
     python benchmarks/bench_memo.py [--scenario NAME ...] [--noise N] [--json OUT]
 
@@ -22,6 +23,7 @@ import time
 import numpy as np
 
 from ns3wormhole import run, topology
+from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.compare import baseline_noise, by_dag_node, fct_errors, workload_noise
 from ns3wormhole.flows import FlowSet, incast
 from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement, ring_allreduce
@@ -49,14 +51,21 @@ def incast_x4():
     return topology.star(9, "100Gbps", "1us"), FlowSet.concat(waves)
 
 
-SCENARIOS = {"ring-x8": ring_x8, "gpt-x2": gpt_x2, "incast-x4": incast_x4}
+def incast_x4_step():
+    """incast-x4 with step ECN marking (kmin = kmax): no longer chaotic."""
+    d = FabricConfig()
+    return (*incast_x4(), FabricConfig(kmin_bytes_per_100g=d.kmax_bytes_per_100g,
+                                       kmax_bytes_per_100g=d.kmax_bytes_per_100g))
 
 
-def execute(topo, work, kernel, cfg=None):
+SCENARIOS = {"ring-x8": ring_x8, "gpt-x2": gpt_x2, "incast-x4": incast_x4, "incast-x4-step": incast_x4_step}
+
+
+def execute(topo, work, kernel, cfg=None, fabric=None):
     if isinstance(work, FlowSet):
-        r = run.run_flows(topo, work, kernel=kernel, wormhole=cfg)
+        r = run.run_flows(topo, work, fabric, kernel=kernel, wormhole=cfg)
         return r, np.array([r.makespan_ns]), r
-    r = run.run_workload(topo, work, kernel=kernel, wormhole=cfg)
+    r = run.run_workload(topo, work, fabric, kernel=kernel, wormhole=cfg)
     return by_dag_node(r), r.iteration_times_ns, r  # flows matched by DAG node
 
 
@@ -68,14 +77,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} memo on vs off, fast-forward on in both")
-    print(f"{'scenario':<11}{'base wall':>10}{'ff wall':>9}{'ff+memo':>9}{'ff x':>7}{'memo x':>8}{'memo/ff':>8}"
+    print(f"{'scenario':<15}{'base wall':>10}{'ff wall':>9}{'ff+memo':>9}{'ff x':>7}{'memo x':>8}{'memo/ff':>8}"
           f"{'ev ff':>8}{'ev memo':>9}{'hits':>6}{'err mean':>10}{'max':>8}{'iter/mk':>9}")
     rows = []
     for name in a.scenario:
-        topo, work = SCENARIOS[name]()
-        base, bt, base_run = execute(topo, work, "baseline")
-        ff, ft, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=False))
-        memo, mt, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=True))
+        topo, work, *rest = SCENARIOS[name]()
+        fabric = rest[0] if rest else None
+        base, bt, base_run = execute(topo, work, "baseline", None, fabric)
+        ff, ft, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=False), fabric)
+        memo, mt, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=True), fabric)
         err = fct_errors(base, memo)
         it_err = float(np.max(np.abs(mt - bt) / bt))
         row = {
@@ -88,14 +98,14 @@ def main(argv: list[str] | None = None) -> int:
             "fct_error_mean": float(err.mean()), "fct_error_max": float(err.max()), "iteration_or_makespan_error": it_err,
         }
         rows.append(row)
-        print(f"{name:<11}{base.wall_s:>9.2f}s{ff.wall_s:>8.2f}s{memo.wall_s:>8.2f}s{row['ff_speedup']:>6.1f}x"
+        print(f"{name:<15}{base.wall_s:>9.2f}s{ff.wall_s:>8.2f}s{memo.wall_s:>8.2f}s{row['ff_speedup']:>6.1f}x"
               f"{row['memo_speedup']:>7.1f}x{row['memo_over_ff']:>7.1f}x{row['ff_event_ratio']:>7.1f}x"
               f"{row['memo_event_ratio']:>8.1f}x{row['memo_hits']:>6}{100 * row['fct_error_mean']:>9.3f}%"
               f"{100 * row['fct_error_max']:>7.2f}%{100 * it_err:>8.3f}%", flush=True)
         if a.noise:
             try:
-                noise = (baseline_noise(topo, work, base, a.noise) if isinstance(work, FlowSet)
-                         else workload_noise(topo, work, base_run, a.noise)[0])
+                noise = (baseline_noise(topo, work, base, a.noise, fabric) if isinstance(work, FlowSet)
+                         else workload_noise(topo, work, base_run, a.noise, fabric)[0])
             except ValueError as e:  # a DAG of flows only: nothing to lengthen
                 print(f"  noise: not measured ({e})", flush=True)
                 continue
