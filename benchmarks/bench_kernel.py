@@ -2,14 +2,16 @@
 large-flow scenarios: wall-time ratio, executed-event ratio, FCT errors.
 
     python benchmarks/bench_kernel.py [--mb 256] [--scenario NAME ...] [--noise N] [--step-marking]
-                                      [--warm N] [--json OUT]
+                                      [--memo-direct-steady] [--warm-from-mb M] [--warm N] [--json OUT]
 
 With --noise N, each scenario's baseline is also re-run N times with one flow
 (the k-th, in turn) starting 1 ns later, and the spread of those runs around
 the unperturbed baseline is printed under the row: the reference's own noise
 floor, which no method that moves packets in time can be expected to beat.
 With --warm N, Wormhole runs N more times on a memo store its earlier runs
-filled (a temporary SQLite file), each printed against the same baseline.
+filled (a temporary SQLite file), each printed against the same baseline;
+with --warm-from-mb M the store is first filled by one run of the scenario
+with M MB flows (a different, smaller run).
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--step-marking", action="store_true",
                         help="ECN marks every frame above kmax (kmin = kmax) instead of with a probability "
                              "rising from kmin: DCQCN incasts then stop being chaotic")
+    parser.add_argument("--memo-direct-steady", action="store_true",
+                        help="after a memo hit of a steady record go on at its rates (MemoDirectSteady)")
+    parser.add_argument("--warm-from-mb", type=int, default=0, metavar="M",
+                        help="before each comparison, run Wormhole once on the same scenario with M MB flows "
+                             "to fill a memo store the comparison then uses (not timed)")
     parser.add_argument("--warm", type=int, default=0, metavar="N",
                         help="then run Wormhole N more times on a memo store the earlier runs filled")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
@@ -54,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         overrides["theta"] = args.theta
     if args.max_extrapolation is not None:
         overrides["max_extrapolation"] = args.max_extrapolation
-    store = tempfile.TemporaryDirectory() if args.warm else None
+    if args.memo_direct_steady:
+        overrides["memo_direct_steady"] = True
+    store = tempfile.TemporaryDirectory() if args.warm or args.warm_from_mb else None
     if store:
         overrides["memo_db"] = str(Path(store.name) / "memo.sqlite")
     cfg = WormholeConfig(**overrides)
@@ -81,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for name in args.scenario:
         topo, flows = scenarios.SCENARIOS[name](args.mb * 1_000_000)
+        if args.warm_from_mb:
+            small_topo, small = scenarios.SCENARIOS[name](args.warm_from_mb * 1_000_000)
+            run_flows(small_topo, small, fabric, "wormhole", cfg, check=False)
         cmp = compare_flows(topo, flows, fabric, wormhole=cfg)
         row = {"scenario": name, "flow_mb": args.mb, "step_marking": args.step_marking, **report(name, cmp)}
         rows.append(row)

@@ -368,3 +368,31 @@ def test_the_same_incast_many_times_with_step_marking(tmp_path):
         assert abs(b.makespan_ns - a.makespan_ns) / a.makespan_ns <= 0.01
     off = run.run_flows(topo, flows, fabric, kernel="wormhole", wormhole=run.WormholeConfig(memo=False))
     assert cold.events * 2 < off.events
+
+
+def test_a_store_filled_by_a_small_incast_carries_a_large_one(tmp_path):
+    """MemoDirectSteady (the paper's "directly to steady-state processing"):
+    an 8-to-1 incast of 16 MB flows stores its transient and converged
+    rates; the same incast with 64 MB flows then skips its transient and
+    goes straight on at those rates to just before the first completion.
+    Step ECN marking, so the reference is not chaotic. Within the issue's
+    bounds, with far fewer events than from a cold store."""
+    from ns3wormhole import scenarios
+    from ns3wormhole.compare import fct_errors
+    from ns3wormhole.fabric import FabricConfig
+
+    d = FabricConfig()
+    fabric = FabricConfig(kmin_bytes_per_100g=d.kmax_bytes_per_100g)
+    cfg = run.WormholeConfig(max_extrapolation=1000, memo_direct_steady=True, memo_db=str(tmp_path / "m.sqlite"))
+    topo, small = scenarios.incast8(16_000_000)
+    run.run_flows(topo, small, fabric, kernel="wormhole", wormhole=cfg)
+    _, flows = scenarios.incast8(64_000_000)
+    base = run.run_flows(topo, flows, fabric)
+    warm = run.run_flows(topo, flows, fabric, kernel="wormhole", wormhole=cfg)
+    assert warm.stats["memo_hits"] >= 1 and warm.completed.all()
+    err = fct_errors(base, warm)
+    assert err.mean() <= 0.01 and err.max() <= 0.05
+    assert abs(warm.makespan_ns - base.makespan_ns) / base.makespan_ns <= 0.01
+    cold = run.run_flows(topo, flows, fabric, kernel="wormhole",
+                         wormhole=run.WormholeConfig(max_extrapolation=1000, memo_direct_steady=True))
+    assert warm.events * 10 < cold.events

@@ -29,6 +29,7 @@ class WormholeConfig:
     max_extrapolation: float = 1.0
     memo: bool = True
     memo_restore_queues: bool = True
+    memo_direct_steady: bool = False
     memo_db: str | None = None
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
@@ -51,6 +52,7 @@ class WormholeConfig:
             base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
             base + "Memo": "true" if self.memo else "false",
             base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
+            base + "MemoDirectSteady": "true" if self.memo_direct_steady else "false",
             base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
             base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
         }

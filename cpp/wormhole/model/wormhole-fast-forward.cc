@@ -852,9 +852,13 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         // flat one (every flow's window spread well under theta, e.g. flows
         // alone at line rate) goes straight on to the earliest completion,
         // as a fast-forward would (the paper's "directly to steady-state
-        // processing"); a noisy one only skips the transient and is measured.
+        // processing"); a noisy one (every record was steady by its window
+        // when stored) only skips the transient and is measured, unless
+        // MemoDirectSteady: then it too goes on at the stored rates, at most
+        // MaxExtrapolation times the stored transient.
         double steadyNs = 0;
-        if (rec.spread <= 0.2 * m_theta)
+        const bool flatRecord = rec.spread <= 0.2 * m_theta;
+        if (flatRecord || m_memoDirectSteady)
         {
             steadyNs = std::numeric_limits<double>::infinity();
             for (uint32_t i = 0; i < flows.size(); ++i)
@@ -862,6 +866,10 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
                 const double rate = rec.rate[map[i]];
                 const double left = creditable(i, rec, map) - rec.bytes[map[i]];
                 steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
+            }
+            if (!flatRecord)
+            {
+                steadyNs = std::min(steadyNs, m_maxExtrapolation * static_cast<double>(rec.transientNs));
             }
             steadyNs = std::max(0.0, steadyNs);
         }

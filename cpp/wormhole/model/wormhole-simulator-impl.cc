@@ -75,6 +75,14 @@ WormholeSimulatorImpl::GetTypeId()
                                           BooleanValue(true),
                                           MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoRestoreQueues),
                                           MakeBooleanChecker())
+                            .AddAttribute("MemoDirectSteady",
+                                          "On a hit of a steady (not flat) record, go on at its "
+                                          "converged rates for up to MaxExtrapolation times its "
+                                          "transient instead of measuring the partition again "
+                                          "(the paper's behaviour; off: measured first)",
+                                          BooleanValue(false),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoDirectSteady),
+                                          MakeBooleanChecker())
                             .AddAttribute("MemoRateQuantum",
                                           "Rates in flow conflict graphs are compared after "
                                           "rounding to multiples of this (bps)",
@@ -111,6 +119,7 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_maxExtrapolation(1.0),
       m_memo(true),
       m_memoRestoreQueues(true),
+      m_memoDirectSteady(false),
       m_memoRateQuantum(1e9)
 {
     NS_LOG_FUNCTION(this);

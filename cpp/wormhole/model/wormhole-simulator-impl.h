@@ -255,6 +255,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double m_maxExtrapolation;
     bool m_memo;
     bool m_memoRestoreQueues;
+    bool m_memoDirectSteady;
     double m_memoRateQuantum;
     Time m_minSkip;
     Time m_completionMargin;
