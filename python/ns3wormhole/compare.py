@@ -123,6 +123,13 @@ class NoiseFloor:
     fct_max: np.ndarray  # per perturbed run: max per-flow FCT deviation
     makespan: np.ndarray  # per perturbed run: makespan deviation
 
+    @classmethod
+    def of(cls, runs: list[tuple[np.ndarray, float]]) -> "NoiseFloor":
+        """From (per-flow FCT errors, makespan error) of each perturbed run."""
+        summaries = [ErrorSummary.of(err) for err, _ in runs]
+        return cls(np.array([s.mean for s in summaries]), np.array([s.max for s in summaries]),
+                   np.array([span for _, span in runs]))
+
     def as_dict(self) -> dict[str, list[float]]:
         return {"fct_mean": self.fct_mean.tolist(), "fct_max": self.fct_max.tolist(),
                 "makespan": self.makespan.tolist()}
@@ -144,15 +151,11 @@ def baseline_noise(
     """Re-run the default kernel ``runs`` times, each with one flow (the
     k-th, in turn) starting 1 ns later, and measure each run against
     ``baseline`` (the unperturbed run of the same scenario and seed)."""
-    means, maxes, spans = [], [], []
+    out = []
     for k in range(runs):
         other = run_flows(topology, _shifted(flows, k % len(flows.src), 1), fabric, "baseline")
-        err = fct_errors(baseline, other)
-        means.append(float(err.mean()) if err.size else 0.0)
-        maxes.append(float(err.max()) if err.size else 0.0)
-        b = baseline.makespan_ns
-        spans.append(abs(other.makespan_ns - b) / b if b else 0.0)
-    return NoiseFloor(np.array(means), np.array(maxes), np.array(spans))
+        out.append((fct_errors(baseline, other), Comparison(baseline, other).makespan_error))
+    return NoiseFloor.of(out)
 
 
 def _delayed_compute(dag, k: int):
@@ -184,13 +187,11 @@ def workload_noise(
     spread) and the perturbed runs' iteration times."""
     from .run import run_workload
 
-    means, maxes, spans, times = [], [], [], []
+    out, times = [], []
     for k in range(runs):
         other = run_workload(topology, _delayed_compute(dag, k), fabric, "baseline")
-        err = workload_fct_errors(baseline, other)
-        means.append(float(err.mean()) if err.size else 0.0)
-        maxes.append(float(err.max()) if err.size else 0.0)
         b = baseline.iteration_times_ns.astype(float)
-        spans.append(float(np.max(np.abs(other.iteration_times_ns - b) / b)))
+        out.append((workload_fct_errors(baseline, other),
+                    float(np.max(np.abs(other.iteration_times_ns - b) / b))))
         times.append(other.iteration_times_ns)
-    return NoiseFloor(np.array(means), np.array(maxes), np.array(spans)), np.array(times)
+    return NoiseFloor.of(out), np.array(times)

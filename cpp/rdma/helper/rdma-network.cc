@@ -497,13 +497,24 @@ RdmaNetwork::DataLinks(uint32_t index) const
 {
     const RdmaQueuePair& qp = *m_flows[index];
     std::vector<uint32_t> links;
-    for (uint32_t node = qp.src; node != qp.dst;)
-    {
-        const RdmaPort& port = m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.src, qp.dst, index));
-        links.push_back(port.linkId);
-        node = port.peer->GetIndex();
-    }
+    ForEachHop(qp.src, qp.dst, index, [&](uint32_t node, uint32_t port) {
+        links.push_back(m_devices[node]->GetPort(port).linkId);
+    });
     return links;
+}
+
+void
+RdmaNetwork::ForEachHop(uint32_t from,
+                        uint32_t to,
+                        uint32_t index,
+                        const std::function<void(uint32_t, uint32_t)>& visit) const
+{
+    for (uint32_t node = from; node != to;)
+    {
+        const uint32_t port = m_devices[node]->SelectPort(from, to, index);
+        visit(node, port);
+        node = m_devices[node]->GetPort(port).peer->GetIndex();
+    }
 }
 
 std::vector<uint32_t>
@@ -513,15 +524,13 @@ RdmaNetwork::KernelLinks(uint32_t index) const
     // its ACKs take (ECMP may hash them onto another spine).
     const RdmaQueuePair& qp = *m_flows[index];
     std::vector<uint32_t> links = DataLinks(index);
-    for (uint32_t node = qp.dst; node != qp.src;)
-    {
-        const RdmaPort& port = m_devices[node]->GetPort(m_devices[node]->SelectPort(qp.dst, qp.src, index));
-        if (std::find(links.begin(), links.end(), port.linkId) == links.end())
+    ForEachHop(qp.dst, qp.src, index, [&](uint32_t node, uint32_t port) {
+        const uint32_t link = m_devices[node]->GetPort(port).linkId;
+        if (std::find(links.begin(), links.end(), link) == links.end())
         {
-            links.push_back(port.linkId);
+            links.push_back(link);
         }
-        node = port.peer->GetIndex();
-    }
+    });
     return links;
 }
 
@@ -626,9 +635,7 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
     hops.clear();
     // Walk the data path again (the flow keeps links, not ports); a host's
     // NIC paces its flows and has no switch queue: key 0.
-    for (uint32_t node = qp.src; node != qp.dst;)
-    {
-        const uint32_t port = m_devices[node]->SelectPort(qp.src, qp.dst, qp.index);
+    ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
         const Ptr<RdmaSwitch>& sw = m_switches[node];
         if (sw)
         {
@@ -638,8 +645,7 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
         {
             hops.emplace_back(0, 0);
         }
-        node = m_devices[node]->GetPort(port).peer->GetIndex();
-    }
+    });
 }
 
 void

@@ -172,6 +172,12 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// What the kernel is told a flow uses: its data path, then any link
     /// only its acknowledgements take.
     std::vector<uint32_t> KernelLinks(uint32_t index) const;
+    /// Calls visit(node, egress port) at each hop from `from` to `to` on the
+    /// route flow `index` takes (ECMP hashes on it).
+    void ForEachHop(uint32_t from,
+                    uint32_t to,
+                    uint32_t index,
+                    const std::function<void(uint32_t, uint32_t)>& visit) const;
     void StartFlow(uint32_t index);
     double IdealFctNs(const RdmaQueuePair& qp) const;
     void FlowDone(RdmaQueuePair& qp);

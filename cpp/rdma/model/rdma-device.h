@@ -94,7 +94,7 @@ class RdmaDevice : public Object
     uint64_t BacklogLeft(uint32_t port, int64_t now) const;
     /// Queue `bytes` of frameless backlog from `from` on (after what the
     /// port is sending then): the port stays busy for their serialization.
-    virtual void AddBacklog(uint32_t port, uint64_t bytes, int64_t from);
+    void AddBacklog(uint32_t port, uint64_t bytes, int64_t from);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;

@@ -231,24 +231,6 @@ FlowConflictGraph::IsomorphicTo(const FlowConflictGraph& other, std::vector<uint
                                 boost::edges_equivalent(sameEdge).vertices_equivalent(sameVertex));
 }
 
-const MemoRecord*
-MemoStore::Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const
-{
-    auto it = m_byHash.find(g.Hash());
-    if (it == m_byHash.end())
-    {
-        return nullptr;
-    }
-    for (const MemoRecord& r : it->second)
-    {
-        if (g.IsomorphicTo(r.fcg, map))
-        {
-            return &r;
-        }
-    }
-    return nullptr;
-}
-
 void
 MemoStore::Visit(const FlowConflictGraph& g,
                  const std::function<bool(const MemoRecord&, const std::vector<uint32_t>&)>& visit) const

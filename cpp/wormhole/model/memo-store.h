@@ -67,8 +67,6 @@ struct MemoRecord
 class MemoStore
 {
   public:
-    /// The first stored record isomorphic to `g` and the vertex mapping, or null.
-    const MemoRecord* Find(const FlowConflictGraph& g, std::vector<uint32_t>& map) const;
     /// Calls `visit` with each stored record isomorphic to `g` and its
     /// mapping, in insertion order, until it returns true (a pattern may
     /// have a steady record and records ending in completions of flows of

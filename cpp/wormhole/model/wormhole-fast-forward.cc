@@ -675,7 +675,12 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     // under three 100G flows) shapes nobody's rate: counting either would
     // make every ECMP placement of one all-to-all a pattern of its own.
     wormhole::FlowConflictGraph g;
-    std::unordered_map<uint32_t, std::vector<uint32_t>> onLink;
+    struct LinkUse
+    {
+        double line = 0;             ///< capacity of the link (bps)
+        std::vector<uint32_t> flows; ///< vertices whose data crosses it
+    };
+    std::unordered_map<uint32_t, LinkUse> onLink;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         const FlowState& fs = m_flows[flows[i]];
@@ -686,19 +691,15 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
             double payload = 0;
             FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
             label = label * 1000003u + static_cast<uint64_t>(line / 1e6) * 31u + static_cast<uint64_t>(payload / 1e6);
-            onLink[fs.links[h]].push_back(i);
+            LinkUse& use = onLink[fs.links[h]];
+            use.line = line;
+            use.flows.push_back(i);
         }
         g.vertexLabel.push_back(label);
     }
     // Each flow's rate is at most its line rate and an equal share of each
     // link on its data path; a link can be a bottleneck only if those
     // bounds of its flows add up to its capacity.
-    auto capacity = [](uint32_t link) {
-        double line = 0;
-        double payload = 0;
-        FlowSeam::creditor->GetLinkCapacity(link, line, payload);
-        return line;
-    };
     std::vector<double> bound(flows.size());
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
@@ -706,19 +707,20 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
         bound[i] = fs.lineRate;
         for (uint32_t h = 0; h < fs.dataHops; ++h)
         {
-            const uint32_t link = fs.links[h];
-            bound[i] = std::min(bound[i], capacity(link) / static_cast<double>(onLink[link].size()));
+            const LinkUse& use = onLink[fs.links[h]];
+            bound[i] = std::min(bound[i], use.line / static_cast<double>(use.flows.size()));
         }
     }
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
-    for (const auto& [link, vs] : onLink)
+    for (const auto& [link, use] : onLink)
     {
+        const std::vector<uint32_t>& vs = use.flows;
         double demand = 0;
         for (uint32_t i : vs)
         {
             demand += bound[i];
         }
-        if (vs.size() < 2 || demand < 0.99 * capacity(link))
+        if (vs.size() < 2 || demand < 0.99 * use.line)
         {
             continue;
         }
