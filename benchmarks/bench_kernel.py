@@ -17,7 +17,6 @@ with M MB flows (a different, smaller run).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import platform
 import sys
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     fabric = FabricConfig()
     if args.step_marking:
-        fabric = dataclasses.replace(fabric, kmin_bytes_per_100g=fabric.kmax_bytes_per_100g)
+        fabric = fabric.with_step_marking()
     overrides = {}
     if args.theta is not None:
         overrides["theta"] = args.theta

@@ -53,9 +53,7 @@ def incast_x4():
 
 def incast_x4_step():
     """incast-x4 with step ECN marking (kmin = kmax): no longer chaotic."""
-    d = FabricConfig()
-    return (*incast_x4(), FabricConfig(kmin_bytes_per_100g=d.kmax_bytes_per_100g,
-                                       kmax_bytes_per_100g=d.kmax_bytes_per_100g))
+    return (*incast_x4(), FabricConfig().with_step_marking())
 
 
 SCENARIOS = {"ring-x8": ring_x8, "gpt-x2": gpt_x2, "incast-x4": incast_x4, "incast-x4-step": incast_x4_step}

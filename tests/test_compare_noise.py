@@ -81,3 +81,13 @@ def test_a_dag_of_flows_only_has_no_delay_to_lengthen():
     ring_allreduce(b, np.arange(4)[None, :], None, 4_000_000, kind=KIND_DP_ALLREDUCE)
     with pytest.raises(ValueError, match="no delay"):
         _delayed_compute(b.build(), 0)
+
+
+def test_step_marking_sets_kmin_to_kmax_and_nothing_else():
+    from ns3wormhole.fabric import FabricConfig
+
+    d = FabricConfig()
+    s = d.with_step_marking()
+    assert s.kmin_bytes_per_100g == s.kmax_bytes_per_100g == d.kmax_bytes_per_100g
+    assert {k: v for k, v in s.as_dict().items() if k != "kmin_bytes_per_100g"} == \
+        {k: v for k, v in d.as_dict().items() if k != "kmin_bytes_per_100g"}

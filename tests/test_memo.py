@@ -351,8 +351,7 @@ def test_the_same_incast_many_times_with_step_marking(tmp_path):
     from ns3wormhole.fabric import FabricConfig
     from ns3wormhole.flows import FlowSet, incast
 
-    d = FabricConfig()
-    fabric = FabricConfig(kmin_bytes_per_100g=d.kmax_bytes_per_100g, kmax_bytes_per_100g=d.kmax_bytes_per_100g)
+    fabric = FabricConfig().with_step_marking()
     topo = topology.star(9, "100Gbps", "1us")
     flows = FlowSet.concat([incast(list(range(8)), 8, 16_000_000, start_ns=k * 15_000_000) for k in range(4)])
     base = run.run_flows(topo, flows, fabric)
@@ -381,8 +380,7 @@ def test_a_store_filled_by_a_small_incast_carries_a_large_one(tmp_path):
     from ns3wormhole.compare import fct_errors
     from ns3wormhole.fabric import FabricConfig
 
-    d = FabricConfig()
-    fabric = FabricConfig(kmin_bytes_per_100g=d.kmax_bytes_per_100g)
+    fabric = FabricConfig().with_step_marking()
     cfg = run.WormholeConfig(max_extrapolation=1000, memo_direct_steady=True, memo_db=str(tmp_path / "m.sqlite"))
     topo, small = scenarios.incast8(16_000_000)
     run.run_flows(topo, small, fabric, kernel="wormhole", wormhole=cfg)

@@ -226,6 +226,12 @@ class FabricConfig:
         cfg._validate(source)
         return cfg
 
+    def with_step_marking(self) -> "FabricConfig":
+        """The same fabric with ECN marking every data frame above kmax (kmin =
+        kmax) instead of with a probability rising from kmin: DCQCN incasts
+        then stop being chaotic (see benchmarks/README.md)."""
+        return dataclasses.replace(self, kmin_bytes_per_100g=self.kmax_bytes_per_100g)
+
     def as_dict(self) -> dict[str, Any]:
         """Field values keyed by field name (``from_mapping(cfg.as_dict()) == cfg``)."""
         return dataclasses.asdict(self)
