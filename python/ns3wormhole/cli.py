@@ -150,18 +150,14 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _check_output_path(path: str | None, what: str) -> None:
+def _check_output_path(path: str | None, what: str, forbid: list[str | None] | None = None) -> None:
     """Fail before simulating if an output file cannot be written."""
-    if path is None or path == "-":
-        return
-    p = Path(path)
-    if p.is_dir():
-        raise CliError(f"{what} {path}: is a directory")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        raise CliError(f"{what} {path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise CliError(f"{what} {path}: folder {parent} is not writable")
+    from .outputs import OutputError, check_output_file
+
+    try:
+        check_output_file(path, forbid)
+    except OutputError as exc:
+        raise CliError(f"{what} {exc}") from None
 
 
 def _jsonable(x: Any) -> Any:
@@ -182,9 +178,9 @@ def _write_json(path: str | None, data: dict) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    tmp = Path(f"{path}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from .outputs import write_text
+
+    write_text(path, text)
 
 
 def _fmt_ns(ns: float | None) -> str:
@@ -320,8 +316,8 @@ def _run_summary(d: dict, label: str) -> list[str]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .scenario import run_as_dict
 
-    _check_output_path(args.json, "--json")
     sc = _load(args.scenario, args.quiet)
+    _check_output_path(args.json, "--json", forbid=[args.scenario, sc.memo_db])
     bar = _Progress(_progress_wanted(args))
     bar.start(args.kernel)
     with _InterruptGuard() as guard:
@@ -371,15 +367,18 @@ def _compare_summary(d: dict, label: str) -> list[str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    _check_output_path(args.json, "--json")
+    sc = _load(args.scenario, args.quiet)
+    _check_output_path(args.json, "--json", forbid=[args.scenario, sc.memo_db])
     if args.report is not None:
+        from .outputs import OutputError, check_output_dir
         from .report import have_matplotlib
 
-        if Path(args.report).exists() and not Path(args.report).is_dir():
-            raise CliError(f"--report {args.report}: exists and is not a folder")
+        try:
+            check_output_dir(args.report)
+        except OutputError as exc:
+            raise CliError(f"--report {exc}") from None
         if not have_matplotlib():
             raise CliError("--report needs matplotlib: pip install 'ns3wormhole[plot]'")
-    sc = _load(args.scenario, args.quiet)
     if args.report is not None and sc.fabric.rate_sample_interval_ns == 0:
         sc = sc.with_fabric(rate_sample_interval_ns=int(args.rate_interval_ns))
     bar = _Progress(_progress_wanted(args))
@@ -524,7 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_memo(args: argparse.Namespace) -> int:
     from .memo import MemoDatabase
 
-    with MemoDatabase(args.database, create=False) as db:
+    with MemoDatabase(args.database, create=False, read_only=args.action == "info") as db:
         if args.action == "clear":
             print(f"{args.database}: removed {db.clear()} records")
             return 0
@@ -534,7 +533,12 @@ def _cmd_memo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    _say(f"ns3-wormhole: warning: {_one_line(message)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    warnings.showwarning = _show_warning  # one line each, as errors are
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

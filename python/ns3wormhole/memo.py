@@ -22,6 +22,7 @@ import hashlib
 import json
 import sqlite3
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,21 +57,54 @@ class MemoInfo:
     runs: int
 
 
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """mode=ro never creates the file nor turns an empty file into a database; without a
+    live write-ahead log (no writer has it open), immutable=1 also keeps SQLite from
+    creating the -wal and -shm files next to it."""
+    live_wal = Path(f"{path}-wal").exists()
+    query = "mode=ro" if live_wal else "mode=ro&immutable=1"
+    return sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True, timeout=60, isolation_level=None)
+
+
+def check_memo_path(path: str | Path) -> None:
+    """Before a run: the database can be opened (an existing file must be a memo
+    database of this schema; a new one's folder must exist). Reads only."""
+    p = Path(path)
+    if p.exists() and p.is_dir():
+        raise MemoError(f"{p}: is a directory, not a memo database")
+    if not p.exists():
+        if not p.parent.is_dir():
+            raise MemoError(f"{p}: folder {p.parent} does not exist")
+        return
+    with MemoDatabase(p, create=False, read_only=True):
+        pass
+
+
 class MemoDatabase:
-    def __init__(self, path: str | Path, create: bool = True) -> None:
+    """``create=False``: the file must exist and be a memo database (never created or
+    initialised); ``read_only=True``: opened without write access (``memo info``)."""
+
+    def __init__(self, path: str | Path, create: bool = True, read_only: bool = False) -> None:
         self.path = Path(path)
         if not create and not self.path.exists():
             raise MemoError(f"{self.path}: no such memo database")
+        if self.path.is_dir():
+            raise MemoError(f"{self.path}: is a directory, not a memo database")
+        if not create and self.path.stat().st_size == 0:
+            raise MemoError(f"{self.path}: empty file, not an ns3-wormhole memo database")
         try:
-            self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            if read_only:
+                self._db = _connect_read_only(self.path)
+            else:
+                self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
             self._db.execute("PRAGMA busy_timeout = 60000")
-            self._init()
+            self._init(create and not read_only)
         except sqlite3.DatabaseError as exc:
             raise MemoError(f"{self.path}: not an ns3-wormhole memo database ({exc})") from None
 
-    def _init(self) -> None:
+    def _init(self, create: bool) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not tables:
+        if not tables and create:
             self._db.execute("PRAGMA journal_mode=WAL")
             with self._tx():
                 self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
@@ -85,9 +119,13 @@ class MemoDatabase:
         meta = dict(self._db.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
         if meta.get("magic") != MAGIC:
             raise MemoError(f"{self.path}: not an ns3-wormhole memo database (an SQLite file of something else)")
-        if int(meta.get("schema", "0")) != SCHEMA:
+        if str(meta.get("schema", "0")) != str(SCHEMA):
             raise MemoError(f"{self.path}: memo database schema {meta.get('schema')} is not {SCHEMA}; "
                             "clear it or use another file")
+        for table in ("records", "usage"):
+            if table not in tables:
+                raise MemoError(f"{self.path}: memo database has no {table!r} table: the file is damaged; "
+                                "delete it or use another file")
 
     def _tx(self):
         db = self._db
@@ -102,16 +140,26 @@ class MemoDatabase:
         return _Tx()
 
     def load(self, scope: str) -> list[bytes]:
+        """The scope's records. A record whose blob is not bytes (TEXT or NULL written
+        by something else) is dropped with a warning naming the count; one whose bytes
+        do not match its digest means the file is corrupt (refused)."""
         blobs = []
         try:
             rows = self._db.execute("SELECT digest, blob FROM records WHERE scope = ?", (scope,)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise MemoError(f"{self.path}: unreadable ({exc})") from None
+        dropped = 0
         for digest, blob in rows:
+            if not isinstance(blob, bytes) or not isinstance(digest, str):
+                dropped += 1
+                continue
             if hashlib.sha256(blob).hexdigest() != digest:
                 raise MemoError(f"{self.path}: a record does not match its digest: the file is corrupt; "
                                 "clear it (ns3-wormhole memo clear) or use another file")
             blobs.append(bytes(blob))
+        if dropped:
+            warnings.warn(f"{self.path}: {dropped} memo record(s) are not binary records and were ignored",
+                          UserWarning, stacklevel=2)
         return blobs
 
     def save(self, scope: str, blobs: list[bytes]) -> int:
@@ -132,11 +180,14 @@ class MemoDatabase:
                 " WHERE scope = ?", (hits, misses, inserts, scope))
 
     def info(self) -> MemoInfo:
-        entries, scopes, size = self._db.execute(
-            "SELECT COUNT(*), COUNT(DISTINCT scope), COALESCE(SUM(LENGTH(blob)), 0) FROM records").fetchone()
-        runs, hits, misses, inserts = self._db.execute(
-            "SELECT COALESCE(SUM(runs),0), COALESCE(SUM(hits),0), COALESCE(SUM(misses),0),"
-            " COALESCE(SUM(inserts),0) FROM usage").fetchone()
+        try:
+            entries, scopes, size = self._db.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT scope), COALESCE(SUM(LENGTH(blob)), 0) FROM records").fetchone()
+            runs, hits, misses, inserts = (int(x or 0) for x in self._db.execute(
+                "SELECT COALESCE(SUM(runs),0), COALESCE(SUM(hits),0), COALESCE(SUM(misses),0),"
+                " COALESCE(SUM(inserts),0) FROM usage").fetchone())
+        except (sqlite3.DatabaseError, TypeError, ValueError) as exc:
+            raise MemoError(f"{self.path}: unreadable ({exc})") from None
         return MemoInfo(str(self.path), entries, scopes, self.path.stat().st_size, hits, misses, inserts, runs)
 
     def clear(self) -> int:

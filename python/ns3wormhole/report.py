@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .compare import node_of_flow
+from .outputs import write_figure, write_text
 from .scenario import ScenarioComparison, format_duration_ns
 
 __all__ = ["write_report", "skipped_intervals", "delivered_rate", "have_matplotlib"]
@@ -145,7 +146,7 @@ def _fct_cdf(plt, cmp: ScenarioComparison, path: Path) -> None:
         ax.text(0.5, 0.5, "no flow completed", ha="center", va="center", transform=ax.transAxes)
     ax.set_title("FCT distribution under both kernels")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(path, fig, dpi=120)
     plt.close(fig)
 
 
@@ -170,7 +171,7 @@ def _fct_error(plt, cmp: ScenarioComparison, path: Path) -> None:
     ax.set_title("Per-flow FCT error against flow size")
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(path, fig, dpi=120)
     plt.close(fig)
 
 
@@ -248,7 +249,7 @@ def _rates(plt, cmp: ScenarioComparison, path: Path, max_rate_bps: float) -> int
     top.set_title("Delivered rate of selected flows (derivative of delivered bytes)", fontsize=10)
     axes[-1, 0].set_xlabel("simulated time (ms)")
     fig.tight_layout()
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    write_figure(path, fig, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return n_skips
 
@@ -336,5 +337,5 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
     ]
     if json_name:
         lines += [f"Full numbers: `{json_name}`.", ""]
-    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    write_text(out / "report.md", "\n".join(lines))
     return [out / "report.md", *files]

@@ -202,9 +202,25 @@ def _memo_session(kernel: str, fabric: FabricConfig, wormhole: WormholeConfig):
         try:
             yield
         finally:
-            stats = _core.kernel_stats()
-            db.save(scope, _core.memo_take_new())
-            db.record_usage(scope, stats["memo_hits"], stats["memo_misses"], stats["memo_inserts"])
+            _save_memo(db, scope)
+
+
+def _save_memo(db, scope: str) -> None:
+    """What the run learnt goes back to the database; a database that cannot take it
+    (read-only, full disk, locked for a minute) costs the records, never the results."""
+    import sqlite3
+    import warnings
+
+    from . import _core
+
+    stats = _core.kernel_stats()
+    new = _core.memo_take_new()
+    try:
+        db.save(scope, new)
+        db.record_usage(scope, stats["memo_hits"], stats["memo_misses"], stats["memo_inserts"])
+    except (sqlite3.Error, OSError) as exc:
+        warnings.warn(f"{db.path}: memo database not updated ({len(new)} new records lost): {exc}",
+                      UserWarning, stacklevel=3)
 
 
 def _topology_arrays(topology: Topology):

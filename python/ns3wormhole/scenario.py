@@ -678,6 +678,13 @@ def _build(data: dict, ctx: _Ctx) -> Scenario:
         memo = bool(getattr(wormhole, "memo"))
     if "memo_db" in wh_fields:
         memo_db = getattr(wormhole, "memo_db")
+    if memo and memo_db:
+        from .memo import MemoError, check_memo_path
+
+        try:
+            check_memo_path(memo_db)  # before anything runs, not after the baseline run of a compare
+        except MemoError as exc:
+            raise ctx.error("wormhole.memo_db", str(exc)) from None
 
     # [workload]
     if "workload" not in data:

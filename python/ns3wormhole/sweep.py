@@ -22,6 +22,7 @@ array), written to ``OUT/sweep.csv``, ``OUT/sweep.json`` and ``OUT/sweep.png``.
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import json
 import math
@@ -38,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .outputs import OutputError, check_output_dir, write_figure, write_text
 from .scenario import TABLES, TOP_KEYS, _key_lines, load_scenario, parse_toml, scenario_from_mapping, set_key
 
 __all__ = ["SweepSpec", "SweepInterrupted", "load_sweep", "run_sweep", "run_point", "run_point_isolated", "format_table", "COMPARE_COLUMNS", "RUN_COLUMNS"]
@@ -306,11 +308,12 @@ def format_table(table, max_rows: int = 50) -> str:
 
 def _write_csv(path: Path, table) -> None:
     cols, rows = _rows_of(table)
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(cols)
-        for r in rows:
-            w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in r])
+    fh = io.StringIO(newline="")
+    w = csv.writer(fh)
+    w.writerow(cols)
+    for r in rows:
+        w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in r])
+    write_text(path, fh.getvalue())
 
 
 def _plot(path: Path, spec: SweepSpec, table) -> bool:
@@ -367,7 +370,7 @@ def _plot(path: Path, spec: SweepSpec, table) -> bool:
     axes[-1, 0].set_xlabel(x_key)
     fig.suptitle(f"sweep {spec.path.name}: {spec.mode} of {spec.scenario.name}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    write_figure(path, fig, dpi=120)
     plt.close(fig)
     return True
 
@@ -400,8 +403,10 @@ def run_sweep(
     points done so far."""
     spec = sweep if isinstance(sweep, SweepSpec) else load_sweep(sweep)
     out = Path(out_dir) if out_dir is not None else Path(f"{spec.path.stem}-results")
-    if out.exists() and not out.is_dir():
-        raise InputError(str(out), None, "output path exists and is not a folder")
+    try:
+        check_output_dir(out)
+    except OutputError as exc:
+        raise InputError(exc.path, None, exc.message) from None
     # the base scenario, with fixed overrides; every point is checked here, before running
     try:
         base = load_scenario(spec.scenario, overrides=spec.fixed)
@@ -475,7 +480,7 @@ def run_sweep(
         "ran_on": where, "wall_s": time.monotonic() - t0, "interrupted": interrupted,
         "rows": [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in done_rows],
     }
-    (out / "sweep.json").write_text(json.dumps(meta, indent=1, default=str) + "\n", encoding="utf-8")
+    write_text(out / "sweep.json", json.dumps(meta, indent=1, default=str) + "\n")
     plotted = _plot(out / "sweep.png", spec, table) if done_rows else False
     say(f"wrote {csv_path}, {out / 'sweep.json'}" + (f", {out / 'sweep.png'}" if plotted else ""))
     if hasattr(table, "attrs"):
