@@ -7,7 +7,22 @@ import os
 from pathlib import Path
 
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+def _installed_dir() -> Path:
+    """Where the build put the native pieces: beside this file in a normal install; in
+    an editable one (pip install -e) the sources stay here and the build's files go to
+    site-packages, beside the compiled module."""
+    import importlib.util
+
+    here = Path(__file__).resolve().parent
+    if (here / "lib").is_dir():
+        return here
+    spec = importlib.util.find_spec("ns3wormhole._core")
+    if spec is not None and spec.origin:
+        return Path(spec.origin).resolve().parent
+    return here
+
+
+PACKAGE_DIR = _installed_dir()
 LIB_DIR = PACKAGE_DIR / "lib"
 INCLUDE_DIR = PACKAGE_DIR / "include"
 LIBRARIES = ("ns3wormhole-kernel", "ns3wormhole-rdma", "ns3wormhole-workload")
