@@ -1,0 +1,120 @@
+// RdmaNetwork routing: BFS shortest paths to every host with equal-cost port
+// sets (ECMP tables per device), and the hop walk along a flow's route
+// (data links, links the kernel is told about).
+#include "rdma-network.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+
+void
+RdmaNetwork::ComputeRoutes()
+{
+    // Shortest paths by BFS from every destination host; only the destination
+    // and switches forward, so no path transits another host. Each device
+    // gets a CSR table: its equal-cost ports towards each destination.
+    const auto n = static_cast<uint32_t>(m_devices.size());
+    std::vector<std::vector<uint32_t>> offsets(n, std::vector<uint32_t>(n + 1, 0));
+    std::vector<std::vector<uint16_t>> ports(n);
+    std::vector<uint32_t> dist(n);
+    std::vector<uint32_t> frontier;
+    constexpr uint32_t kUnreached = std::numeric_limits<uint32_t>::max();
+    for (uint32_t d = 0; d < n; ++d)
+    {
+        if (!m_isSwitch[d])
+        {
+            std::fill(dist.begin(), dist.end(), kUnreached);
+            dist[d] = 0;
+            frontier.assign(1, d);
+            for (size_t k = 0; k < frontier.size(); ++k)
+            {
+                const uint32_t u = frontier[k];
+                if (u != d && !m_isSwitch[u])
+                {
+                    continue;
+                }
+                for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
+                {
+                    const uint32_t v = m_devices[u]->GetPort(p).peer->GetIndex();
+                    if (dist[v] == kUnreached)
+                    {
+                        dist[v] = dist[u] + 1;
+                        frontier.push_back(v);
+                    }
+                }
+            }
+            for (uint32_t u = 0; u < n; ++u)
+            {
+                if (u == d || dist[u] == kUnreached)
+                {
+                    continue;
+                }
+                for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
+                {
+                    const uint32_t v = m_devices[u]->GetPort(p).peer->GetIndex();
+                    if ((v == d || m_isSwitch[v]) && dist[v] + 1 == dist[u])
+                    {
+                        ports[u].push_back(static_cast<uint16_t>(p));
+                    }
+                }
+            }
+        }
+        for (uint32_t u = 0; u < n; ++u)
+        {
+            offsets[u][d + 1] = static_cast<uint32_t>(ports[u].size());
+        }
+    }
+    for (uint32_t u = 0; u < n; ++u)
+    {
+        const uint64_t own = m_switches[u] ? m_switches[u]->GetEcmpSeed() : 0;
+        const uint64_t seed = RdmaMix64(m_seed ^ RdmaMix64(own ^ RdmaMix64(u)));
+        m_devices[u]->SetRoutes(std::move(offsets[u]), std::move(ports[u]), seed);
+    }
+}
+
+
+std::vector<uint32_t>
+RdmaNetwork::DataLinks(uint32_t index) const
+{
+    const RdmaQueuePair& qp = *m_flows[index];
+    std::vector<uint32_t> links;
+    ForEachHop(qp.src, qp.dst, index, [&](uint32_t node, uint32_t port) {
+        links.push_back(m_devices[node]->GetPort(port).linkId);
+    });
+    return links;
+}
+
+void
+RdmaNetwork::ForEachHop(uint32_t from,
+                        uint32_t to,
+                        uint32_t index,
+                        const std::function<void(uint32_t, uint32_t)>& visit) const
+{
+    for (uint32_t node = from; node != to;)
+    {
+        const uint32_t port = m_devices[node]->SelectPort(from, to, index);
+        visit(node, port);
+        node = m_devices[node]->GetPort(port).peer->GetIndex();
+    }
+}
+
+std::vector<uint32_t>
+RdmaNetwork::KernelLinks(uint32_t index) const
+{
+    // Every link the flow's frames use: the data path, then any link only
+    // its ACKs take (ECMP may hash them onto another spine).
+    const RdmaQueuePair& qp = *m_flows[index];
+    std::vector<uint32_t> links = DataLinks(index);
+    ForEachHop(qp.dst, qp.src, index, [&](uint32_t node, uint32_t port) {
+        const uint32_t link = m_devices[node]->GetPort(port).linkId;
+        if (std::find(links.begin(), links.end(), link) == links.end())
+        {
+            links.push_back(link);
+        }
+    });
+    return links;
+}
+
+} // namespace ns3
