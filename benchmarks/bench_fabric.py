@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Speed of the RoCEv2 fabric model under ns-3's default kernel, side by side
-with the yardstick (stock ns-3 UDP over one 100G link, /work/shared/yardstick).
+with the yardstick (stock ns-3 UDP over one 100G link, ../shared/yardstick beside the
+repository unless --yardstick or NS3WH_YARDSTICK says otherwise).
 
 Scenarios (fixed; DCQCN defaults = HPCC run.py dcqcn, 100G, 1000 B payload):
 
@@ -37,7 +38,7 @@ from ns3wormhole.flows import incast, permutation
 from ns3wormhole.run import run_flows
 from ns3wormhole.topology import leaf_spine, star
 
-YARDSTICK = Path(os.environ.get("NS3WH_YARDSTICK", "/work/shared/yardstick"))
+YARDSTICK = Path(os.environ.get("NS3WH_YARDSTICK", Path(__file__).resolve().parents[1] / ".." / "shared" / "yardstick"))
 TARGET_RATIO = 0.48
 # Reference figures of the HPCC model in SimAI's ns-3 (DESIGN.md), for context.
 HPCC_INCAST = {"events": 5_560_000, "last_fct_ms": 46.07, "yardstick_ratio": 0.97}
@@ -76,9 +77,9 @@ def run_scenario(name: str) -> dict:
     }
 
 
-def build_yardstick(out_dir: Path) -> Path:
+def build_yardstick(yardstick: Path, out_dir: Path) -> Path:
     proc = subprocess.run(
-        [str(YARDSTICK / "build"), sys.executable, str(out_dir)], capture_output=True, text=True, check=False
+        [str(yardstick / "build"), sys.executable, str(out_dir)], capture_output=True, text=True, check=False
     )
     if proc.returncode != 0:
         raise SystemExit(f"yardstick build failed:\n{proc.stderr}")
@@ -110,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="OUT", help="write all figures to this JSON file")
     ap.add_argument("--no-yardstick", action="store_true", help="skip the yardstick comparison")
     ap.add_argument("--yardstick-ms", type=int, default=40, help="udp-p2p --ms (default 40)")
+    ap.add_argument("--yardstick", type=Path, default=YARDSTICK, metavar="DIR",
+                    help="the yardstick's folder (default ../shared/yardstick beside the repository)")
     args = ap.parse_args(argv)
     if args.rounds < 1:
         ap.error("--rounds must be >= 1")
@@ -131,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not args.no_yardstick and "incast8_64MB" in names:
         with tempfile.TemporaryDirectory(prefix="yardstick-") as tmp:
-            exe = build_yardstick(Path(tmp))
+            exe = build_yardstick(args.yardstick, Path(tmp))
             print(f"yardstick: udp-p2p --ms={args.yardstick_ms}, alternating with incast8_64MB, {args.rounds} rounds")
             rounds = []
             for i in range(args.rounds):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -66,6 +67,7 @@ CONTRACT_ATTRIBUTES = {
     "ns3::RdmaSwitch::KminPer100G": "400000",
     "ns3::RdmaSwitch::KmaxPer100G": "1600000",
     "ns3::RdmaSwitch::Pmax": "0.2",
+    "ns3::RdmaSwitch::EcnMap": "",
     "ns3::RdmaNetwork::Seed": "1",
     "ns3::RdmaNetwork::QueueSampleInterval": "0ns",
     "ns3::RdmaNetwork::RateSampleInterval": "0ns",
@@ -87,6 +89,38 @@ def test_ecmp_seed_only_when_set():
     attrs = FabricConfig(ecmp_seed=42).to_ns3_attributes()
     assert attrs["ns3::RdmaSwitch::EcmpSeed"] == "42"
     assert attribute_name("rp_timer_us") == "ns3::DcqcnRateControl::RpTimer"
+
+
+def test_ecn_map_from_a_fabric_table():
+    cfg = FabricConfig.from_mapping({"ecn_map": {
+        "200Gbps": {"kmin_kb": 300, "kmax_kb": 1200, "pmax": 0.8},
+        "100Gbps": {"kmin_kb": 100, "kmax_kb": 400, "pmax": 0.2},
+    }})
+    # KB = 1000 B (HPCC's KMIN_MAP units), sorted by rate.
+    assert cfg.ecn_map == ((100_000_000_000, 100_000, 400_000, 0.2), (200_000_000_000, 300_000, 1_200_000, 0.8))
+    assert cfg.to_ns3_attributes()["ns3::RdmaSwitch::EcnMap"] == \
+        "100000000000:100000:400000:0.2,200000000000:300000:1200000:0.8"
+    assert FabricConfig.from_mapping(cfg.as_dict()) == cfg
+
+
+@pytest.mark.parametrize(
+    "table, where, message",
+    [
+        ({"200Gbps": {"kmin_kb": 300, "kmax_kb": 100, "pmax": 0.8}}, "ecn_map.200Gbps", "kmin <= kmax"),
+        ({"200Gbps": {"kmin_kb": 1, "kmax_kb": 2, "pmax": 1.5}}, "ecn_map.200Gbps", "pmax 1.5 is out of range"),
+        ({"200Gbps": {"kmin_kb": 1, "kmax_kb": 2}}, "ecn_map.200Gbps", "missing key 'pmax'"),
+        ({"200Gbps": {"kmin_kb": 1, "kmax_kb": 2, "pmax": 0.1, "k": 1}}, "ecn_map.200Gbps", "unknown key 'k'"),
+        ({"fast": {"kmin_kb": 1, "kmax_kb": 2, "pmax": 0.1}}, "ecn_map.fast", ""),
+        ({"200Gbps": {"kmin_kb": "x", "kmax_kb": 2, "pmax": 0.1}}, "ecn_map.200Gbps.kmin_kb", "expected a number"),
+        ({"200Gbps": {"kmin_kb": 1, "kmax_kb": 2, "pmax": 0.1}, "200000Mbps": {"kmin_kb": 1, "kmax_kb": 2, "pmax": 0.1}},
+         "ecn_map.200000Mbps", "200Gbps appears twice"),
+        ([1, 2], "ecn_map[0]", "expected (rate_bps"),
+        ("200G", "ecn_map", "expected a table"),
+    ],
+)
+def test_bad_ecn_map_names_the_entry(table, where, message):
+    with pytest.raises(InputError, match="^" + re.escape(f"fabric.{where}") + r"[: ].*" + re.escape(message)):
+        FabricConfig.from_mapping({"ecn_map": table})
 
 
 def test_from_mapping_units_and_values():

@@ -229,11 +229,19 @@ def _pfc_threshold_queue(n: int, fab: FabricConfig, rate: float = LINE, delay_ns
     return low, low + n * headroom
 
 
-@pytest.mark.parametrize("n, size", [(16, "2MB"), (32, "1MB")])
-def test_pfc_is_lossless_and_keeps_the_bottleneck_busy_without_ecn(n, size):
+@pytest.mark.parametrize(
+    "n, size, buffer_bytes",
+    [
+        (16, "2MB", 32 * 2**20),
+        (32, "1MB", 32 * 2**20),
+        # the small-buffer incast of docs/switch-buffer-model.md: many pause/resume cycles
+        (8, "4MB", 2 * 2**20),
+    ],
+)
+def test_pfc_is_lossless_and_keeps_the_bottleneck_busy_without_ecn(n, size, buffer_bytes):
     topo = star(n + 1, "100Gbps", "1us")
     flows = incast(range(n), n, size)
-    fab = FabricConfig(ecn_enabled=False, queue_sample_interval_ns=1000)
+    fab = FabricConfig(ecn_enabled=False, queue_sample_interval_ns=1000, buffer_bytes=buffer_bytes)
     r = run_flows(topo, flows, fab)
     check_complete(r, flows)
     c = r.counters
@@ -367,19 +375,21 @@ def test_no_marks_while_the_queue_stays_below_kmin():
     assert 0 < r2.counters["cnps"] <= r2.counters["ecn_marks"]
 
 
-def _ramp_run(kmin: int, kmax: int, pmax: float, stop_ns: int) -> tuple[RunResult, np.ndarray, np.ndarray]:
+def _ramp_run(
+    kmin: int, kmax: int, pmax: float, stop_ns: int, rate: float = LINE, **fabric
+) -> tuple[RunResult, np.ndarray, np.ndarray]:
     """2-to-1 incast with congestion control made inert (MinRate = line rate,
     so a CNP cannot slow a sender): the bottleneck egress queue grows by one
     1048 B frame per frame time (two arrive, one leaves) until stop_ns.
     Returns the run and the bottleneck queue samples (every 100 ns)."""
-    topo = star(3, "100Gbps", "1us")
+    topo = star(3, f"{rate:.0f}bps", "1us")
     fab = FabricConfig(
-        kmin_bytes_per_100g=kmin, kmax_bytes_per_100g=kmax, pmax=pmax, min_rate_mbps=100_000,
-        queue_sample_interval_ns=100, rate_sample_interval_ns=1000,
+        kmin_bytes_per_100g=kmin, kmax_bytes_per_100g=kmax, pmax=pmax, min_rate_mbps=rate / 1e6,
+        queue_sample_interval_ns=100, rate_sample_interval_ns=1000, **fabric,
     )
     r = run_flows(topo, incast([0, 1], 2, "16MB"), fab, stop_ns=stop_ns)
     m = r.queues["link"] == 2
-    assert r.rates["rate_bps"].min() == LINE  # CNPs did not slow anyone
+    assert r.rates["rate_bps"].min() == rate  # CNPs did not slow anyone
     return r, r.queues["time_ns"][m], r.queues["bytes"][m]
 
 
@@ -419,6 +429,28 @@ def test_marking_probability_rises_linearly_between_kmin_and_kmax():
     assert abs(marks - mean) <= 5 * sd + 2, (marks, mean, sd)
     # And clearly not the all-or-nothing rule of the previous test.
     assert marks < 0.8 * (stop - t[q > kmin][0]) / frame
+
+
+def test_a_200g_port_marks_at_its_ecn_map_thresholds():
+    # 200G links with an ecn_map entry for 200G (kmin = kmax = 300 KB, pmax 1:
+    # step marking) while the per-100G keys would give 200G ports kmin 800 kB,
+    # kmax 3.2 MB, pmax 0.2.  As in the step test above, every frame the
+    # bottleneck sends after its queue first exceeds the map's 300 KB is marked.
+    rate, k, stop = 200e9, 300_000, 30_000
+    ecn_map = {"200Gbps": {"kmin_kb": k / 1000, "kmax_kb": k / 1000, "pmax": 1.0}}
+    r, t, q = _ramp_run(400_000, 1_600_000, 0.2, stop, rate=rate, ecn_map=FabricConfig.from_mapping(
+        {"ecn_map": ecn_map}).ecn_map)
+    assert r.counters["pauses"] == 0
+    slope = np.polyfit(t, q.astype(float), 1)[0]
+    assert slope == pytest.approx(rate / 8e9, rel=1e-3)  # two in, one out at 200G
+    frame = (1000 + HEADER) * 8 / rate * 1e9
+    t_cross = int(t[q > k][0])
+    expected = (stop - t_cross) / frame
+    assert abs(r.counters["ecn_marks"] - expected) <= 3, (r.counters["ecn_marks"], expected)
+    # The queue never reached the linear rule's kmin: without the map, no marks.
+    assert q.max() < 800_000
+    r2, _, _ = _ramp_run(400_000, 1_600_000, 0.2, stop, rate=rate)
+    assert r2.counters["ecn_marks"] == 0
 
 
 # ----------------------------------------------------------------- DCQCN

@@ -109,6 +109,7 @@ using U8 = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 using U32 = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 using U64 = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using I64 = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+using F64 = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 /// Topology columns as they come from ns3wormhole.topology.Topology.
 struct TopologyArrays
@@ -117,6 +118,7 @@ struct TopologyArrays
     U8 isSwitch;
     U32 linkA, linkB;
     U64 rateBps, delayNs;
+    F64 errorRate; ///< per link, probability a frame is lost
 };
 
 /// Selects the kernel, applies attribute defaults and builds the fabric.
@@ -124,7 +126,8 @@ Ptr<RdmaNetwork>
 BuildNetwork(const TopologyArrays& topo, const std::map<std::string, std::string>& attributes, const std::string& kernel)
 {
     const size_t nLinks = Len(topo.linkA);
-    if (Len(topo.linkB) != nLinks || Len(topo.rateBps) != nLinks || Len(topo.delayNs) != nLinks)
+    if (Len(topo.linkB) != nLinks || Len(topo.rateBps) != nLinks || Len(topo.delayNs) != nLinks ||
+        Len(topo.errorRate) != nLinks)
     {
         throw std::invalid_argument("link arrays differ in length");
     }
@@ -139,7 +142,11 @@ BuildNetwork(const TopologyArrays& topo, const std::map<std::string, std::string
     std::vector<RdmaLinkSpec> links(nLinks);
     for (size_t i = 0; i < nLinks; ++i)
     {
-        links[i] = {topo.linkA.data()[i], topo.linkB.data()[i], topo.rateBps.data()[i], topo.delayNs.data()[i]};
+        links[i] = {topo.linkA.data()[i],
+                    topo.linkB.data()[i],
+                    topo.rateBps.data()[i],
+                    topo.delayNs.data()[i],
+                    topo.errorRate.data()[i]};
     }
     net->Build(topo.numNodes, ToVector(topo.isSwitch), links);
     return net;
@@ -234,6 +241,7 @@ CollectNetwork(Ptr<RdmaNetwork> net, py::dict& out)
     counters["cnps"] = c.cnps;
     counters["timeouts"] = c.timeouts;
     counters["drops"] = c.drops;
+    counters["link_losses"] = c.linkLosses;
     counters["ecn_marks"] = c.ecnMarks;
     counters["pauses"] = c.pauses;
     counters["resumes"] = c.resumes;
@@ -387,9 +395,9 @@ void
 BindRdma(py::module_& m)
 {
     py::class_<TopologyArrays>(m, "TopologyArrays")
-        .def(py::init<uint32_t, U8, U32, U32, U64, U64>(),
+        .def(py::init<uint32_t, U8, U32, U32, U64, U64, F64>(),
              py::arg("num_nodes"), py::arg("is_switch"), py::arg("link_a"), py::arg("link_b"),
-             py::arg("rate_bps"), py::arg("delay_ns"));
+             py::arg("rate_bps"), py::arg("delay_ns"), py::arg("error_rate"));
     m.def("run_rdma",
           &RunRdma,
           py::arg("topology"),

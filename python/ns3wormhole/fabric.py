@@ -156,6 +156,11 @@ class FabricConfig:
     pmax: float = _f(
         0.2, _SW + "Pmax", "float", "probability",
         "Marking probability at kmax; linear from 0 at kmin (PMAX).", lo=0, hi=1)
+    ecn_map: tuple[tuple[int, int, int, float], ...] = _f(
+        (), _SW + "EcnMap", "ecn_map", "table",
+        "Per link rate ECN thresholds (KMIN_MAP/KMAX_MAP/PMAX_MAP): "
+        '`{ "200Gbps" = {kmin_kb = 300, kmax_kb = 1200, pmax = 0.8} }`, KB = 1000 B; '
+        "ports of a rate not in the table use the three keys above.")
     ecmp_seed: int | None = _f(
         None, _SW + "EcmpSeed", "opt_int", "",
         "ECMP hash seed (per-switch seed derived from it and the node id); unset: derived from seed.",
@@ -239,7 +244,9 @@ class FabricConfig:
     def to_ns3_attributes(self) -> dict[str, str]:
         """``{"ns3::DcqcnRateControl::RpTimer": "300us", ...}``: every attribute of the
         contract, as strings ns-3's attribute system parses (``Config::SetDefault``).
-        ``EcmpSeed`` is included only when ``ecmp_seed`` is set."""
+        ``EcmpSeed`` is included only when ``ecmp_seed`` is set; ``EcnMap`` always
+        (empty for none: ns-3 defaults outlive a run, so an unset map must clear
+        an earlier run's)."""
         out: dict[str, str] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -305,6 +312,8 @@ def _normalise(f: dataclasses.Field, value: Any, key: str) -> Any:
         return int(value)
     if kind == "opt_int":
         return None
+    if kind == "ecn_map":
+        return _normalise_ecn_map(value, key)
     if not _is_number(value):
         raise InputError(key, None, f"expected a number, got {value!r}")
     value = float(value)
@@ -314,7 +323,7 @@ def _normalise(f: dataclasses.Field, value: Any, key: str) -> Any:
 
 
 def _check_range(f: dataclasses.Field, value: Any, key: str) -> None:
-    if value is None or isinstance(value, bool):
+    if value is None or isinstance(value, (bool, tuple)):
         return
     lo, hi, lo_open = f.metadata["lo"], f.metadata["hi"], f.metadata["lo_open"]
     unit = f" {f.metadata['unit']}" if f.metadata["unit"] in ("us", "ns", "Mbps", "bytes") else ""
@@ -335,7 +344,55 @@ def _format_float(x: float) -> str:
     return s[:-2] if s.endswith(".0") else s
 
 
+_ECN_ENTRY_KEYS = ("kmin_kb", "kmax_kb", "pmax")
+
+
+def _normalise_ecn_map(value: Any, key: str) -> tuple[tuple[int, int, int, float], ...]:
+    """``{rate: {kmin_kb, kmax_kb, pmax}}`` (a [fabric] table) or the normalised form
+    ``((rate_bps, kmin_bytes, kmax_bytes, pmax), ...)`` -> the normalised form, by rate."""
+    entries: dict[int, tuple[int, int, int, float]] = {}
+    if isinstance(value, Mapping):
+        items = []
+        for rate_key, entry in value.items():
+            where = f"{key}.{rate_key}"
+            rate = parse_rate(rate_key, source=where) if isinstance(rate_key, str) else rate_key
+            if not isinstance(entry, Mapping):
+                raise InputError(where, None, f"expected a table {{kmin_kb, kmax_kb, pmax}}, got {entry!r}")
+            unknown = sorted(set(map(str, entry)) - set(_ECN_ENTRY_KEYS))
+            missing = [k for k in _ECN_ENTRY_KEYS if k not in entry]
+            if unknown or missing:
+                what = f"unknown key {unknown[0]!r}" if unknown else f"missing key {missing[0]!r}"
+                raise InputError(where, None, f"{what}; an entry has exactly {', '.join(_ECN_ENTRY_KEYS)}")
+            for k in _ECN_ENTRY_KEYS:
+                if not _is_number(entry[k]) or isinstance(entry[k], bool) or not np.isfinite(entry[k]):
+                    raise InputError(f"{where}.{k}", None, f"expected a number, got {entry[k]!r}")
+            items.append((where, rate, round(entry["kmin_kb"] * 1000), round(entry["kmax_kb"] * 1000),
+                          float(entry["pmax"])))
+    elif isinstance(value, (tuple, list)):
+        items = []
+        for i, entry in enumerate(value):
+            if not isinstance(entry, (tuple, list)) or len(entry) != 4:
+                raise InputError(f"{key}[{i}]", None, f"expected (rate_bps, kmin_bytes, kmax_bytes, pmax), got {entry!r}")
+            items.append((f"{key}[{i}]", *entry))
+    else:
+        raise InputError(key, None, f"expected a table of link rate -> {{kmin_kb, kmax_kb, pmax}}, got {value!r}")
+    for where, rate, kmin, kmax, pmax in items:
+        if not _is_int(rate) or rate <= 0:
+            raise InputError(where, None, f"link rate must be a positive rate, got {rate!r}")
+        if not (_is_int(kmin) and _is_int(kmax)) or kmin < 0 or kmin > kmax:
+            raise InputError(where, None, f"need 0 <= kmin <= kmax, got kmin {kmin!r} B, kmax {kmax!r} B")
+        if not 0 <= pmax <= 1:
+            raise InputError(where, None, f"pmax {pmax!r} is out of range: must be in [0, 1]")
+        if int(rate) in entries:
+            raise InputError(where, None, f"{format_rate(int(rate))} appears twice")
+        entries[int(rate)] = (int(rate), int(kmin), int(kmax), float(pmax))
+    return tuple(entries[r] for r in sorted(entries))
+
+
 def _ns3_string(kind: str, value: Any) -> str:
+    if kind == "ecn_map":
+        # ns3::RdmaSwitch::EcnMap: "rate_bps:kmin_bytes:kmax_bytes:pmax" entries, comma-separated.
+        return ",".join(f"{r}:{lo}:{hi}:{_format_float(p)}" for r, lo, hi, p in value)
     if kind == "time_us":
         return format_time(round(value * 1000))
     if kind == "time_ns":
@@ -350,6 +407,9 @@ def _ns3_string(kind: str, value: Any) -> str:
 
 
 def _display(kind: str, value: Any) -> str:
+    if kind == "ecn_map":
+        return "{}" if not value else "; ".join(
+            f"{format_rate(r)}: {lo / 1000:g}/{hi / 1000:g} KB, {p:g}" for r, lo, hi, p in value)
     if kind == "bool":
         return "true" if value else "false"
     if kind in ("float", "time_us", "rate_mbps"):

@@ -233,6 +233,7 @@ def _topology_arrays(topology: Topology):
         link_b=topology.link_b,
         rate_bps=topology.rate_bps,
         delay_ns=topology.delay_ns,
+        error_rate=topology.error_rate,
     )
 
 

@@ -719,14 +719,20 @@ def _build_topology(ctx: _Ctx, tbl: dict, data: dict) -> Topology:
         return topo_mod.read_hpcc(path)
     builder = TOPOLOGY_BUILDERS[kind]
     params = inspect.signature(builder).parameters
-    _reject_unknown(ctx, tbl, list(params), "topology", f"parameter for kind {kind!r}")
+    # Builders: one loss probability for every link (HPCC files carry it per link).
+    error_rate = tbl.pop("error_rate", 0.0)
+    _reject_unknown(ctx, tbl, [*params, "error_rate"], "topology", f"parameter for kind {kind!r}")
+    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)) or not 0 <= error_rate <= 1:
+        raise ctx.error("topology.error_rate", f"expected a probability in [0, 1], got {error_rate!r}")
     for pname, param in params.items():
         if param.default is inspect.Parameter.empty and pname not in tbl:
             raise ctx.error(f"topology.{pname}", f"missing: kind {kind!r} needs {pname}")
     try:
-        return builder(**tbl)
+        topo = builder(**tbl)
     except InputError as exc:
         raise ctx.rewrap(exc, "topology") from None
+    topo.error_rate[:] = float(error_rate)
+    return topo
 
 
 def _build_flows(ctx: _Ctx, wl: dict, topo: Topology, seed: int) -> FlowSet:

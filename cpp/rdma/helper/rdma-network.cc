@@ -196,6 +196,10 @@ RdmaNetwork::Build(uint32_t numNodes,
         {
             RdmaInputError("link", i, "rate must be positive");
         }
+        if (!(l.errorRate >= 0 && l.errorRate <= 1))
+        {
+            RdmaInputError("link", i, "error rate must be in [0, 1]");
+        }
         if (++degree[l.a] > 65535 || ++degree[l.b] > 65535)
         {
             RdmaInputError("link", i, "more than 65535 ports on a node");
@@ -246,6 +250,13 @@ RdmaNetwork::Build(uint32_t numNodes,
         m_devices[l.a]->ConnectPort(pa, PeekPointer(m_devices[l.b]), pb);
         m_devices[l.b]->ConnectPort(pb, PeekPointer(m_devices[l.a]), pa);
         m_linkEnds.push_back({{{l.a, pa}, {l.b, pb}}});
+        if (l.errorRate > 0)
+        {
+            // Loss draws: one counter-based stream per link direction.
+            const uint64_t key = RdmaMix64(m_seed ^ 0x6c696e6b6c6f7373ULL) + 2 * i;
+            m_devices[l.a]->SetPortLoss(pa, l.errorRate, RdmaMix64(key));
+            m_devices[l.b]->SetPortLoss(pb, l.errorRate, RdmaMix64(key + 1));
+        }
         if (!isSwitch[l.a] || !isSwitch[l.b])
         {
             nicRate = std::max(nicRate, l.rateBps);
@@ -260,23 +271,11 @@ RdmaNetwork::Build(uint32_t numNodes,
             continue;
         }
         Ptr<RdmaSwitchMmu> mmu = sw->GetMmu();
-        std::vector<uint64_t> headroom;
-        std::vector<uint32_t> shift;
         for (uint32_t p = 0; p < sw->GetNPorts(); ++p)
         {
             const RdmaLinkSpec& l = links[sw->GetPort(p).linkId];
-            headroom.push_back(static_cast<uint64_t>(mmu->GetHeadroomRttFactor() *
-                                                     static_cast<double>(l.rateBps) *
-                                                     static_cast<double>(l.delayNs) * 1e-9 / 8));
-            // Faster ports than the NICs get a larger share of the free buffer.
-            uint32_t s = mmu->GetPfcAlphaShift();
-            for (uint64_t r = l.rateBps; nicRate && r > nicRate && s > 0; r /= 2)
-            {
-                --s;
-            }
-            shift.push_back(s);
+            mmu->AddPort(l.rateBps, l.delayNs, nicRate);
         }
-        mmu->Configure(headroom, shift);
         // Marking RNG: one stream per switch, independent of the ECMP seeds.
         sw->ConfigureEcn(RdmaMix64(RdmaMix64(m_seed) + i));
     }

@@ -35,6 +35,7 @@ struct RdmaLinkSpec
     uint32_t b;
     uint64_t rateBps;
     uint64_t delayNs;
+    double errorRate = 0; ///< probability that a frame sent either way is lost
 };
 
 struct RdmaFlowSpec

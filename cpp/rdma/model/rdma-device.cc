@@ -136,6 +136,13 @@ RdmaDevice::AddBacklog(uint32_t port, uint64_t bytes, int64_t from)
     }
 }
 
+void
+RdmaDevice::SetPortLoss(uint32_t port, double rate, uint64_t key)
+{
+    m_ports.at(port).lossRate = rate;
+    m_ports.at(port).lossKey = key;
+}
+
 uint32_t
 RdmaDevice::GetIndex() const
 {
@@ -181,8 +188,18 @@ RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
     const int64_t tx = static_cast<int64_t>(bits / port.rateBps);
     port.txCarry = bits % port.rateBps;
     port.busyUntil = NowSteps() + tx;
-    port.txFrames++;
+    const uint64_t n = port.txFrames++;
     port.txBytes += p->wire;
+    // A corrupted frame still occupies the wire; the receiver discards it.
+    // PFC frames are exempt: the model's PAUSE has no expiry timer, so a lost
+    // RESUME would stall the priority for ever.
+    if (port.lossRate > 0 && p->kind != RdmaPacketKind::PAUSE && p->kind != RdmaPacketKind::RESUME &&
+        static_cast<double>(RdmaMix64(port.lossKey ^ RdmaMix64(n)) >> 11) * 0x1.0p-53 < port.lossRate)
+    {
+        m_counters->linkLosses++;
+        m_pool->Free(p);
+        return;
+    }
     m_counters->arrivalEvents++;
     wormhole::OwnerScope owner(port.linkId);
     Simulator::ScheduleWithContext(port.peerContext,

@@ -30,6 +30,7 @@ struct RdmaCounters
     uint64_t cnps = 0;                 ///< congestion notifications received by senders
     uint64_t timeouts = 0;             ///< retransmission timeouts that rewound a flow
     uint64_t drops = 0;                ///< frames dropped by switch MMUs
+    uint64_t linkLosses = 0;           ///< frames lost on lossy links (error rate)
     uint64_t ecnMarks = 0;             ///< DATA frames marked CE
     uint64_t pauses = 0;               ///< PFC PAUSE frames sent
     uint64_t resumes = 0;              ///< PFC RESUME frames sent
@@ -64,6 +65,11 @@ struct RdmaPort
 
     uint64_t txFrames = 0;
     uint64_t txBytes = 0;
+
+    /// Probability that a frame sent here never arrives intact (the link's
+    /// error rate); draw n is a hash of (lossKey, n), n = txFrames before it.
+    double lossRate = 0;
+    uint64_t lossKey = 0;
 };
 
 class RdmaDevice : public Object
@@ -79,6 +85,9 @@ class RdmaDevice : public Object
     /// @return the new port's index (derived classes add their per-port state)
     virtual uint32_t AddPort(uint32_t linkId, uint64_t rateBps, int64_t delaySteps);
     void ConnectPort(uint32_t port, RdmaDevice* peer, uint32_t peerPort);
+    /// Frames sent on `port` are lost with probability `rate`; the draws are
+    /// counter-based with `key`, so they depend on this port's traffic only.
+    void SetPortLoss(uint32_t port, double rate, uint64_t key);
 
     /// Routing table in CSR form: the equal-cost ports towards destination
     /// node d are ports[offsets[d] .. offsets[d+1]).

@@ -1,3 +1,4 @@
+// Buffer accounting of docs/switch-buffer-model.md; section numbers refer to it.
 #include "rdma-switch-mmu.h"
 
 #include "ns3/boolean.h"
@@ -22,34 +23,37 @@ RdmaSwitchMmu::GetTypeId()
             .SetGroupName("Rdma")
             .AddConstructor<RdmaSwitchMmu>()
             .AddAttribute("BufferSize",
-                          "Shared buffer of the switch, bytes",
+                          "Bytes of packet memory of the whole switch",
                           UintegerValue(32 * 1024 * 1024),
                           MakeUintegerAccessor(&RdmaSwitchMmu::m_bufferSize),
                           MakeUintegerChecker<uint64_t>(1))
             .AddAttribute("ReservePerQueue",
-                          "Private bytes of every ingress (port, queue)",
+                          "Bytes guaranteed to an ingress queue before it draws on the "
+                          "shared pool (set aside once per port)",
                           UintegerValue(4 * 1024),
                           MakeUintegerAccessor(&RdmaSwitchMmu::m_reserve),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("ResumeOffset",
-                          "RESUME once the shared use is this far below the threshold",
+                          "Hysteresis: a paused ingress resumes once its shared use is "
+                          "this many bytes under its threshold",
                           UintegerValue(3 * 1024),
                           MakeUintegerAccessor(&RdmaSwitchMmu::m_resumeOffset),
                           MakeUintegerChecker<uint64_t>())
             .AddAttribute("HeadroomRttFactor",
-                          "PFC headroom per port = factor x rate x delay / 8",
+                          "PFC headroom of a port, in one-way bandwidth-delay products "
+                          "of its link",
                           DoubleValue(3.0),
                           MakeDoubleAccessor(&RdmaSwitchMmu::m_headroomRttFactor),
                           MakeDoubleChecker<double>(0.0))
             .AddAttribute("PfcAlphaShift",
-                          "Dynamic threshold = free shared buffer >> shift; reduced by "
-                          "one per doubling of the port rate above the NIC rate",
+                          "A port may take (free shared pool) / 2^shift; one less per "
+                          "halving that brings the port rate to the host NIC rate",
                           UintegerValue(3),
                           MakeUintegerAccessor(&RdmaSwitchMmu::m_pfcAlphaShift),
                           MakeUintegerChecker<uint32_t>(0, 30))
             .AddAttribute("PfcEnabled",
-                          "Lossless priorities with PFC; when false, frames above the "
-                          "dynamic threshold are dropped",
+                          "Lossless data priorities (PAUSE/RESUME); when false a frame "
+                          "over its threshold is dropped",
                           BooleanValue(true),
                           MakeBooleanAccessor(&RdmaSwitchMmu::m_pfcEnabled),
                           MakeBooleanChecker());
@@ -57,149 +61,115 @@ RdmaSwitchMmu::GetTypeId()
 }
 
 void
-RdmaSwitchMmu::Configure(const std::vector<uint64_t>& headroomBytes,
-                         const std::vector<uint32_t>& shift)
+RdmaSwitchMmu::AddPort(uint64_t rateBps, uint64_t delayNs, uint64_t nicRateBps)
 {
-    const size_t n = headroomBytes.size();
-    m_headroom = headroomBytes;
-    m_shift = shift;
-    m_ingress.assign(n * kQueues, 0);
-    m_hdrm.assign(n * kQueues, 0);
-    m_egress.assign(n * kQueues, 0);
-    m_paused.assign(n * kQueues, 0);
-    m_sharedUsed = 0;
-    uint64_t totalHeadroom = 0;
-    if (m_pfcEnabled)
+    // §2: bytes that can still arrive once a PAUSE is decided.
+    const uint64_t headroom =
+        m_pfcEnabled ? static_cast<uint64_t>(m_headroomRttFactor * static_cast<double>(rateBps) *
+                                             static_cast<double>(delayNs) * 1e-9 / 8)
+                     : 0;
+    // §4: a port k halvings faster than the NICs gets 2^k times the share.
+    uint32_t halvings = 0;
+    while (nicRateBps > 0 && halvings < m_pfcAlphaShift && (rateBps >> halvings) > nicRateBps)
     {
-        for (uint64_t h : m_headroom)
-        {
-            totalHeadroom += h;
-        }
+        ++halvings;
     }
-    // One reserve per port, as HPCC counts it: in practice one lossless
-    // queue per port holds data.
-    m_staticUse = static_cast<int64_t>(totalHeadroom + m_reserve * n);
+    m_ports.push_back({headroom, m_pfcAlphaShift - halvings});
+    m_ingress.resize(m_ports.size() * kQueues);
+    m_egress.resize(m_ports.size() * kQueues, 0);
+    m_setAside += headroom + m_reserve;
 }
 
-bool
-RdmaSwitchMmu::IsPfcEnabled() const
+RdmaSwitchMmu::IngressState&
+RdmaSwitchMmu::Ingress(uint32_t port, uint32_t q)
 {
-    return m_pfcEnabled;
-}
-
-double
-RdmaSwitchMmu::GetHeadroomRttFactor() const
-{
-    return m_headroomRttFactor;
-}
-
-uint32_t
-RdmaSwitchMmu::GetPfcAlphaShift() const
-{
-    return m_pfcAlphaShift;
+    return m_ingress[port * kQueues + q];
 }
 
 uint64_t
-RdmaSwitchMmu::SharedUsed(uint32_t i) const
-{
-    return m_ingress[i] > m_reserve ? m_ingress[i] - m_reserve : 0;
-}
-
-int64_t
 RdmaSwitchMmu::GetThreshold(uint32_t port) const
 {
-    const int64_t free = static_cast<int64_t>(m_bufferSize) - m_staticUse -
-                         static_cast<int64_t>(m_sharedUsed);
-    return std::max<int64_t>(free, 0) >> m_shift[port];
+    const uint64_t taken = m_setAside + m_sharedUsed;
+    return m_bufferSize > taken ? (m_bufferSize - taken) >> m_ports[port].shift : 0;
 }
 
 bool
-RdmaSwitchMmu::Admit(uint32_t in, uint32_t out, uint32_t q, uint32_t size)
+RdmaSwitchMmu::Charge(IngressState& ing, uint32_t port, uint64_t wire)
 {
-    const uint32_t i = in * kQueues + q;
-    const uint64_t total = m_ingress[i] + size;
-    if (m_pfcEnabled)
+    const uint64_t limit = GetThreshold(port);
+    const uint64_t headroomCap = m_ports[port].headroom;
+    // §5.1: lossless traffic is lost only with both headroom and pool full.
+    if (m_pfcEnabled && ing.headroom + wire > headroomCap && ing.shared + wire > limit)
     {
-        // Dropped only when both the headroom and the shared pool are full.
-        if (size + m_hdrm[i] > m_headroom[in] &&
-            static_cast<int64_t>(size + SharedUsed(i)) > GetThreshold(in))
+        return false;
+    }
+    const uint64_t room = m_reserve - ing.guaranteed;
+    if (wire <= room)
+    {
+        ing.guaranteed += wire; // §5.2
+        return true;
+    }
+    const uint64_t spill = wire - room;
+    if (ing.shared + spill > limit)
+    {
+        if (!m_pfcEnabled)
         {
             return false;
         }
-        if (total <= m_reserve)
-        {
-            m_ingress[i] = total;
-        }
-        else if (static_cast<int64_t>(total - m_reserve) > GetThreshold(in))
-        {
-            m_hdrm[i] += size; // above the threshold: the upstream is (being) paused
-        }
-        else
-        {
-            m_sharedUsed += std::min<uint64_t>(size, total - m_reserve);
-            m_ingress[i] = total;
-        }
+        ing.headroom += wire; // §5.3: in flight after the pause decision
+        return true;
     }
-    else
-    {
-        if (total > m_reserve)
-        {
-            if (static_cast<int64_t>(total - m_reserve) > GetThreshold(in))
-            {
-                return false;
-            }
-            m_sharedUsed += std::min<uint64_t>(size, total - m_reserve);
-        }
-        m_ingress[i] = total;
-    }
-    m_egress[out * kQueues + q] += size;
+    ing.guaranteed = m_reserve; // §5.4
+    ing.shared += spill;
+    m_sharedUsed += spill;
     return true;
 }
 
-void
-RdmaSwitchMmu::Release(uint32_t in, uint32_t out, uint32_t q, uint32_t size)
+RdmaSwitchMmu::Arrival
+RdmaSwitchMmu::Arrive(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
 {
-    const uint32_t i = in * kQueues + q;
-    // Headroom drains first, then the shared pool, then the reserve.
-    const uint64_t fromHdrm = std::min<uint64_t>(m_hdrm[i], size);
-    const uint64_t fromShared = std::min<uint64_t>(size - fromHdrm, SharedUsed(i));
-    m_hdrm[i] -= fromHdrm;
-    m_ingress[i] -= size - fromHdrm;
-    m_sharedUsed -= fromShared;
-    m_egress[out * kQueues + q] -= size;
+    IngressState& ing = Ingress(in, q);
+    if (!Charge(ing, in, wire))
+    {
+        return Arrival::DROPPED;
+    }
+    m_egress[out * kQueues + q] += wire;
+    // §7a, judged against the threshold as it is after this frame.
+    if (m_pfcEnabled && !ing.paused && (ing.headroom > 0 || ing.shared >= GetThreshold(in)))
+    {
+        ing.paused = true;
+        return Arrival::PAUSE;
+    }
+    return Arrival::QUEUED;
 }
 
 bool
-RdmaSwitchMmu::CheckPause(uint32_t in, uint32_t q)
+RdmaSwitchMmu::Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
 {
-    const uint32_t i = in * kQueues + q;
-    if (!m_pfcEnabled || m_paused[i])
+    m_egress[out * kQueues + q] -= wire;
+    IngressState& ing = Ingress(in, q);
+    // §6: headroom, then shared pool, then guarantee.
+    uint64_t left = wire;
+    auto drain = [&left](uint64_t& pool) {
+        const uint64_t take = std::min(left, pool);
+        pool -= take;
+        left -= take;
+        return take;
+    };
+    drain(ing.headroom);
+    m_sharedUsed -= drain(ing.shared);
+    ing.guaranteed -= left;
+    // §7b
+    if (!ing.paused || ing.headroom > 0)
     {
         return false;
     }
-    if (m_hdrm[i] > 0 || static_cast<int64_t>(SharedUsed(i)) >= GetThreshold(in))
-    {
-        m_paused[i] = 1;
-        return true;
-    }
-    return false;
-}
-
-bool
-RdmaSwitchMmu::CheckResume(uint32_t in, uint32_t q)
-{
-    const uint32_t i = in * kQueues + q;
-    if (!m_paused[i] || m_hdrm[i] > 0)
+    if (ing.shared > 0 && ing.shared + m_resumeOffset > GetThreshold(in))
     {
         return false;
     }
-    const uint64_t shared = SharedUsed(i);
-    if (shared == 0 || static_cast<int64_t>(shared + m_resumeOffset) <= GetThreshold(in))
-    {
-        m_paused[i] = 0;
-        return true;
-    }
-    return false;
+    ing.paused = false;
+    return true;
 }
 
 uint64_t
@@ -212,6 +182,12 @@ uint64_t
 RdmaSwitchMmu::GetSharedUsed() const
 {
     return m_sharedUsed;
+}
+
+uint64_t
+RdmaSwitchMmu::GetHeadroom(uint32_t port) const
+{
+    return m_ports.at(port).headroom;
 }
 
 } // namespace ns3

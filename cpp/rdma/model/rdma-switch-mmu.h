@@ -1,7 +1,8 @@
-// Shared-buffer switch MMU (HPCC's SwitchMmu behaviour): ingress accounting
-// per (port, queue) with a private reserve, a shared pool under a dynamic
-// threshold, and per-port PFC headroom for the bytes still arriving after a
-// PAUSE.
+// Shared-buffer memory-management unit of an RdmaSwitch, written from
+// docs/switch-buffer-model.md: per-port reserve and PFC headroom, one shared
+// pool under a dynamic threshold, ingress (PFC) and egress (ECN) accounting,
+// and the pause/resume hysteresis. It owns buffer state only; the switch
+// sends the PFC frames it asks for.
 #ifndef RDMA_SWITCH_MMU_H
 #define RDMA_SWITCH_MMU_H
 
@@ -18,33 +19,55 @@ class RdmaSwitchMmu : public Object
   public:
     static constexpr uint32_t kQueues = 8;
 
+    /// What became of an arriving data frame.
+    enum class Arrival : uint8_t
+    {
+        DROPPED, ///< no room: nothing was charged
+        QUEUED,  ///< charged to its ingress and egress
+        PAUSE,   ///< charged, and its ingress must now send a PAUSE upstream
+    };
+
     static TypeId GetTypeId();
 
-    /// Size the tables: `headroomBytes` and the alpha `shift` per port.
-    void Configure(const std::vector<uint64_t>& headroomBytes, const std::vector<uint32_t>& shift);
+    /// Append the next port: its link's rate and one-way delay size the PFC
+    /// headroom; `nicRateBps` (fastest host link, 0 if unknown) sets how much
+    /// of the free pool the port may take (spec §2, §4).
+    void AddPort(uint64_t rateBps, uint64_t delayNs, uint64_t nicRateBps);
 
-    bool IsPfcEnabled() const;
-    double GetHeadroomRttFactor() const;
-    uint32_t GetPfcAlphaShift() const;
+    /// A data frame of `wire` bytes arrives on ingress `in`, queue q, bound for `out`.
+    Arrival Arrive(uint32_t in, uint32_t out, uint32_t q, uint32_t wire);
+    /// The frame leaves egress `out`. @return true when ingress (in, q) must
+    /// now send a RESUME upstream.
+    bool Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire);
 
-    /// A frame of `size` bytes arrives on `in` for queue q of `out`.
-    /// @return false when it must be dropped (nothing is accounted then)
-    bool Admit(uint32_t in, uint32_t out, uint32_t q, uint32_t size);
-    /// The frame leaves queue q of `out`.
-    void Release(uint32_t in, uint32_t out, uint32_t q, uint32_t size);
-    /// @return true when (in, q) must be paused now (and marks it paused)
-    bool CheckPause(uint32_t in, uint32_t q);
-    /// @return true when (in, q) must be resumed now (and marks it running)
-    bool CheckResume(uint32_t in, uint32_t q);
-
+    /// Bytes waiting in egress (out, q): what ECN marking reads.
     uint64_t GetEgressBytes(uint32_t out, uint32_t q) const;
+    /// Bytes of all ingresses in the shared pool.
     uint64_t GetSharedUsed() const;
-    /// Dynamic PFC threshold of `port`:
-    /// (buffer - total headroom - total reserve - shared used) >> shift(port).
-    int64_t GetThreshold(uint32_t port) const;
+    /// The dynamic threshold of `port` now (spec §4).
+    uint64_t GetThreshold(uint32_t port) const;
+    /// PFC headroom of `port`, bytes (0 when PFC is off).
+    uint64_t GetHeadroom(uint32_t port) const;
 
   private:
-    uint64_t SharedUsed(uint32_t i) const;
+    /// What one ingress (port, queue) holds, filled and drained in a fixed order.
+    struct IngressState
+    {
+        uint64_t guaranteed = 0; ///< in its port's reserve, <= m_reserve
+        uint64_t shared = 0;     ///< in the shared pool (only once guaranteed is full)
+        uint64_t headroom = 0;   ///< in its port's headroom
+        bool paused = false;     ///< a PAUSE is standing for it
+    };
+
+    struct PortBudget
+    {
+        uint64_t headroom; ///< bytes
+        uint32_t shift;    ///< the threshold is the free pool >> shift
+    };
+
+    IngressState& Ingress(uint32_t port, uint32_t q);
+    /// Where an admitted frame is charged; false when it must be dropped.
+    bool Charge(IngressState& ing, uint32_t port, uint64_t wire);
 
     // Attributes.
     uint64_t m_bufferSize;
@@ -54,15 +77,11 @@ class RdmaSwitchMmu : public Object
     uint32_t m_pfcAlphaShift;
     bool m_pfcEnabled;
 
-    std::vector<uint64_t> m_headroom; ///< per port
-    std::vector<uint32_t> m_shift;    ///< per port
-    // Per (port, queue), index port*kQueues + queue.
-    std::vector<uint64_t> m_ingress;  ///< bytes held in reserve + shared pool
-    std::vector<uint64_t> m_hdrm;     ///< bytes held in headroom
-    std::vector<uint64_t> m_egress;   ///< bytes queued for output
-    std::vector<uint8_t> m_paused;
+    std::vector<PortBudget> m_ports;
+    std::vector<IngressState> m_ingress; ///< port * kQueues + q
+    std::vector<uint64_t> m_egress;      ///< port * kQueues + q
+    uint64_t m_setAside = 0;            ///< reserves + headrooms of all ports
     uint64_t m_sharedUsed = 0;
-    int64_t m_staticUse = 0; ///< total headroom + total reserve
 };
 
 } // namespace ns3

@@ -3,7 +3,13 @@
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
+
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
 
 namespace ns3
 {
@@ -39,6 +45,13 @@ RdmaSwitch::GetTypeId()
                           DoubleValue(0.2),
                           MakeDoubleAccessor(&RdmaSwitch::m_pmax),
                           MakeDoubleChecker<double>(0.0, 1.0))
+            .AddAttribute("EcnMap",
+                          "Per link rate thresholds, overriding the per-100G rule for "
+                          "ports of those rates: comma-separated "
+                          "rate_bps:kmin_bytes:kmax_bytes:pmax entries (empty: none)",
+                          StringValue(""),
+                          MakeStringAccessor(&RdmaSwitch::m_ecnMap),
+                          MakeStringChecker())
             .AddAttribute("EcmpSeed",
                           "Mixed with the network seed and the node index into this "
                           "switch's ECMP hash seed",
@@ -75,16 +88,72 @@ RdmaSwitch::GetMmu() const
     return m_mmu;
 }
 
+namespace
+{
+
+/// Port rate -> (Kmin, Kmax, Pmax), from the EcnMap attribute's text.
+std::map<uint64_t, std::tuple<uint64_t, uint64_t, double>>
+ParseEcnMap(const std::string& text)
+{
+    std::map<uint64_t, std::tuple<uint64_t, uint64_t, double>> map;
+    std::istringstream entries(text);
+    std::string entry;
+    while (std::getline(entries, entry, ','))
+    {
+        if (entry.find_first_not_of(" \t") == std::string::npos)
+        {
+            continue;
+        }
+        std::istringstream in(entry);
+        uint64_t rate = 0;
+        uint64_t kmin = 0;
+        uint64_t kmax = 0;
+        double pmax = 0;
+        char c1 = 0;
+        char c2 = 0;
+        char c3 = 0;
+        if (!(in >> rate >> c1 >> kmin >> c2 >> kmax >> c3 >> pmax) || c1 != ':' || c2 != ':' ||
+            c3 != ':' || !(in >> std::ws).eof() || rate == 0 || kmin > kmax || !(pmax >= 0 && pmax <= 1) ||
+            !map.emplace(rate, std::make_tuple(kmin, kmax, pmax)).second)
+        {
+            throw std::invalid_argument("ns3::RdmaSwitch::EcnMap: bad entry '" + entry +
+                                        "' (want rate_bps:kmin_bytes:kmax_bytes:pmax, "
+                                        "kmin <= kmax, 0 <= pmax <= 1, each rate once)");
+        }
+    }
+    return map;
+}
+
+} // namespace
+
 void
 RdmaSwitch::ConfigureEcn(uint64_t seed)
 {
+    const auto map = ParseEcnMap(m_ecnMap);
     for (size_t i = 0; i < m_ports.size(); ++i)
     {
+        Egress& eg = m_egress[i];
+        const auto it = map.find(m_ports[i].rateBps);
+        if (it != map.end())
+        {
+            std::tie(eg.kmin, eg.kmax, eg.pmax) = it->second;
+            continue;
+        }
         const double scale = static_cast<double>(m_ports[i].rateBps) / 100e9;
-        m_egress[i].kmin = static_cast<uint64_t>(static_cast<double>(m_kminPer100G) * scale);
-        m_egress[i].kmax = static_cast<uint64_t>(static_cast<double>(m_kmaxPer100G) * scale);
+        eg.kmin = static_cast<uint64_t>(static_cast<double>(m_kminPer100G) * scale);
+        eg.kmax = static_cast<uint64_t>(static_cast<double>(m_kmaxPer100G) * scale);
+        eg.pmax = m_pmax;
     }
     m_rng = seed;
+}
+
+void
+RdmaSwitch::GetEcnThresholds(uint32_t port, uint64_t& kmin, uint64_t& kmax, double& pmax) const
+{
+    const Egress& eg = m_egress.at(port);
+    kmin = eg.kmin;
+    kmax = eg.kmax;
+    pmax = eg.pmax;
 }
 
 uint64_t
@@ -148,7 +217,8 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     const uint32_t q = p->kind == RdmaPacketKind::DATA ? p->pg : 0;
     if (q != 0)
     {
-        if (!m_mmu->Admit(in, out, q, p->wire))
+        const RdmaSwitchMmu::Arrival verdict = m_mmu->Arrive(in, out, q, p->wire);
+        if (verdict == RdmaSwitchMmu::Arrival::DROPPED)
         {
             NS_LOG_LOGIC("drop flow " << p->flow << " seq " << p->seq << " at port " << in);
             m_counters->drops++;
@@ -156,7 +226,7 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
             m_pool->Free(p);
             return;
         }
-        if (m_mmu->CheckPause(in, q))
+        if (verdict == RdmaSwitchMmu::Arrival::PAUSE)
         {
             SendPfc(in, q, true);
         }
@@ -236,9 +306,10 @@ RdmaSwitch::Service(uint32_t port)
     }
     const bool data = q != 0 && q != kQueues;
     const uint32_t in = frame->inPort;
+    bool resume = false;
     if (data)
     {
-        m_mmu->Release(in, port, q, frame->wire);
+        resume = m_mmu->Depart(in, port, q, frame->wire);
         if (m_ecnEnabled &&
             ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps())))
         {
@@ -247,7 +318,7 @@ RdmaSwitch::Service(uint32_t port)
         }
     }
     Transmit(p, frame);
-    if (data && m_mmu->CheckResume(in, q))
+    if (resume)
     {
         SendPfc(in, q, false);
     }
@@ -269,7 +340,7 @@ RdmaSwitch::ShouldMark(const Egress& eg, uint64_t queueBytes)
         return false;
     }
     const double u = static_cast<double>(RdmaMix64(m_rng++) >> 11) * 0x1.0p-53;
-    return u < m_pmax * static_cast<double>(queueBytes - eg.kmin) /
+    return u < eg.pmax * static_cast<double>(queueBytes - eg.kmin) /
                    static_cast<double>(eg.kmax - eg.kmin);
 }
 

@@ -9,6 +9,7 @@
 
 #include "ns3/traced-callback.h"
 
+#include <string>
 #include <vector>
 
 namespace ns3
@@ -29,9 +30,12 @@ class RdmaSwitch : public RdmaDevice
 
     void SetMmu(Ptr<RdmaSwitchMmu> mmu);
     Ptr<RdmaSwitchMmu> GetMmu() const;
-    /// Derive the per-port ECN thresholds from the port rates and seed the
-    /// marking RNG; call after all ports are added.
+    /// Derive the per-port ECN thresholds from the port rates (EcnMap, else
+    /// the linear per-100G rule) and seed the marking RNG; call after all
+    /// ports are added. Throws std::invalid_argument for a malformed EcnMap.
     void ConfigureEcn(uint64_t seed);
+    /// ECN thresholds in force on `port`: Kmin, Kmax (bytes) and Pmax.
+    void GetEcnThresholds(uint32_t port, uint64_t& kmin, uint64_t& kmax, double& pmax) const;
     uint64_t GetEcmpSeed() const;
 
     uint64_t GetQueueBytes(uint32_t port) const;
@@ -53,6 +57,7 @@ class RdmaSwitch : public RdmaDevice
         uint8_t rr = kQueues - 1; ///< last data queue served (1..7)
         uint64_t kmin = 0;
         uint64_t kmax = 0;
+        double pmax = 0;
         uint64_t pauses = 0;
         uint64_t resumes = 0;
     };
@@ -68,6 +73,7 @@ class RdmaSwitch : public RdmaDevice
     uint64_t m_kminPer100G;
     uint64_t m_kmaxPer100G;
     double m_pmax;
+    std::string m_ecnMap;
     uint64_t m_ecmpSeed;
 
     Ptr<RdmaSwitchMmu> m_mmu;
