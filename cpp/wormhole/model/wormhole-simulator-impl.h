@@ -6,6 +6,8 @@
 #define NS3_WORMHOLE_SIMULATOR_IMPL_H
 
 #include "flow-seam.h"
+#include "memo-key.h"
+#include "memo-match.h"
 #include "memo-store.h"
 #include "partition-tracker.h"
 #include "rate-window.h"
@@ -219,6 +221,15 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// A contention pattern formed: skip its transient if memoized, else
     /// start recording it.
     void MemoOnFormation(uint32_t partition);
+    /// What the memo reads of each flow of the partition.
+    std::vector<wormhole::MemoFlowView> MemoViews(uint32_t partition) const;
+    /// The three kinds of hit (see memo-match.h); the flat prefix is taken
+    /// only if long enough (false: not taken).
+    void MemoHitSteady(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    void MemoHitEnding(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    bool MemoHitFlatPrefix(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    /// A miss: remember the pattern as it formed, to store its transient.
+    void MemoStartRecording(uint32_t partition, wormhole::MemoKey key);
     /// The pattern reached steady state: store what its transient did.
     void MemoRecordTransient(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates);
     uint64_t ScheduledOnLinks(uint32_t partition) const;
@@ -238,8 +249,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                     int32_t completes,
                     const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf);
     void MemoRecordCompletion(uint32_t partition, uint32_t flowId);
-    /// The stored transient ran at its converged rates all along.
-    bool FlatThroughout(const wormhole::MemoRecord& rec) const;
     /// Puts back a memoized transient's switch queues on a hit; returns the
     /// bytes each flow is credited for them.
     std::vector<double> RestoreBacklog(const std::vector<uint32_t>& flows,

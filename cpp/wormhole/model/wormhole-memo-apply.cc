@@ -1,0 +1,293 @@
+// WormholeSimulatorImpl, memo apply (Wormhole §4.3): when a contention
+// pattern forms, look it up; on a hit restore the stored transient's end
+// state (CC state, switch queues) and skip the partition by the transient
+// (and by the steady state after it where that is exact), crediting each
+// flow; on a miss start recording the pattern.
+#include "wormhole-simulator-impl.h"
+
+#include "memo-key.h"
+#include "memo-match.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeMemoApply");
+
+using wormhole::FlowSeam;
+
+std::vector<wormhole::MemoFlowView>
+WormholeSimulatorImpl::MemoViews(uint32_t partition) const
+{
+    std::vector<wormhole::MemoFlowView> views;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        wormhole::MemoFlowView& v = views.emplace_back();
+        v.ccRate = fs.ccRate;
+        v.lineRate = fs.lineRate;
+        v.delivered = static_cast<double>(fs.acked) + static_cast<double>(fs.credited);
+        v.remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) - static_cast<double>(fs.credited);
+        v.inFlight = static_cast<double>(fs.sent - fs.acked);
+        v.dataLinks.assign(fs.links.begin(), fs.links.begin() + fs.dataHops);
+    }
+    return views;
+}
+
+void
+WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
+{
+    if (!m_memo || !FlowSeam::creditor)
+    {
+        return;
+    }
+    const std::vector<wormhole::MemoFlowView> views = MemoViews(partition);
+    wormhole::MemoKey key = wormhole::BuildMemoKey(views, m_memoRateQuantum, *FlowSeam::creditor);
+    wormhole::MemoMatch match(views,
+                              static_cast<double>(m_completionMargin.GetNanoSeconds()),
+                              static_cast<double>(m_minSkip.GetNanoSeconds()),
+                              m_theta);
+    match.Search(wormhole::MemoStore::Global(), key);
+    if (match.steady)
+    {
+        MemoHitSteady(partition, match, match.steady);
+        return;
+    }
+    if (match.ends)
+    {
+        MemoHitEnding(partition, match, match.ends);
+        return;
+    }
+    if (match.flat && MemoHitFlatPrefix(partition, match, match.flat))
+    {
+        return;
+    }
+    MemoStartRecording(partition, std::move(key));
+}
+
+void
+WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
+                                     const wormhole::MemoMatch& match,
+                                     const wormhole::MemoMatch::Hit& hit)
+{
+    const wormhole::MemoRecord& rec = *hit.record;
+    const auto& map = hit.map;
+    const size_t n = map.size();
+    // After the transient the pattern is steady at the stored rates: a
+    // flat one (every flow's window spread well under theta, e.g. flows
+    // alone at line rate) goes straight on to the earliest completion,
+    // as a fast-forward would (the paper's "directly to steady-state
+    // processing"); a noisy one (every record was steady by its window
+    // when stored) only skips the transient and is measured, unless
+    // MemoDirectSteady: then it too goes on at the stored rates, at most
+    // MaxExtrapolation times the stored transient.
+    double steadyNs = 0;
+    const bool flatRecord = rec.spread <= 0.2 * m_theta;
+    if (flatRecord || m_memoDirectSteady)
+    {
+        steadyNs = std::numeric_limits<double>::infinity();
+        for (uint32_t i = 0; i < n; ++i)
+        {
+            const double rate = rec.rate[map[i]];
+            const double left = match.Creditable(i, hit) - rec.bytes[map[i]];
+            steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
+        }
+        if (!flatRecord)
+        {
+            steadyNs = std::min(steadyNs, m_maxExtrapolation * static_cast<double>(rec.transientNs));
+        }
+        steadyNs = std::max(0.0, steadyNs);
+    }
+    const auto more = static_cast<int64_t>(steadyNs);
+    std::vector<double> credit;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        credit.push_back(rec.bytes[map[i]] + rec.rate[map[i]] * static_cast<double>(more) / 8e9);
+    }
+    NS_LOG_INFO("memo hit: partition " << partition << " (" << n << " flows) skips its " << rec.transientNs
+                                       << " ns transient and " << more << " ns of steady state");
+    ApplyMemoHit(partition, rec, map, rec.transientNs + more, std::move(credit), true, more > 0);
+    m_stats.memoTimeSavedNs += rec.transientNs;
+    m_stats.memoEventsSaved += rec.transientEvents;
+}
+
+void
+WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
+                                     const wormhole::MemoMatch& match,
+                                     const wormhole::MemoMatch::Hit& hit)
+{
+    // The stored transient ended when one flow completed: skip to just
+    // before that completion (the margin at the flows' mean rates is
+    // left to run packet by packet), in the state the flows had then.
+    const wormhole::MemoRecord& rec = *hit.record;
+    const auto& map = hit.map;
+    const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    const auto skip = static_cast<int64_t>(static_cast<double>(rec.transientNs) - marginNs);
+    std::vector<double> credit;
+    for (uint32_t i = 0; i < map.size(); ++i)
+    {
+        // Leave what the counterpart had left a margin before the end
+        // (its mean rate times the margin): what is in flight here is
+        // part of that, as it was there.
+        const double upTo = std::min(rec.bytes[map[i]], match.Remaining(i)) - rec.rate[map[i]] * marginNs / 8e9;
+        credit.push_back(std::max(0.0, upTo));
+    }
+    NS_LOG_INFO("memo hit (ends in a completion): partition " << partition << " skips " << skip << " ns");
+    ApplyMemoHit(partition, rec, map, skip, std::move(credit), true, true);
+    m_stats.memoTimeSavedNs += skip;
+    m_stats.memoEventsSaved += static_cast<uint64_t>(static_cast<double>(rec.transientEvents) *
+                                                     static_cast<double>(skip) /
+                                                     static_cast<double>(rec.transientNs));
+}
+
+bool
+WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
+                                         const wormhole::MemoMatch& match,
+                                         const wormhole::MemoMatch::Hit& hit)
+{
+    // Too short for the whole stored transient, but that transient ran
+    // at its converged rates from the start (flows alone on their
+    // links): any prefix of it is those rates times its length, so the
+    // flows skip straight to just before the earliest completion.
+    const wormhole::MemoRecord& rec = *hit.record;
+    const auto& map = hit.map;
+    double skipNs = std::numeric_limits<double>::infinity();
+    for (uint32_t i = 0; i < map.size(); ++i)
+    {
+        skipNs = std::min(skipNs, std::max(0.0, match.Creditable(i, hit)) * 8e9 / rec.rate[map[i]]);
+    }
+    if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    {
+        return false;
+    }
+    const auto skip = static_cast<int64_t>(skipNs);
+    std::vector<double> credit;
+    for (uint32_t i = 0; i < map.size(); ++i)
+    {
+        credit.push_back(rec.rate[map[i]] * static_cast<double>(skip) / 8e9);
+    }
+    NS_LOG_INFO("memo hit (flat prefix): partition " << partition << " skips " << skip << " ns");
+    ApplyMemoHit(partition, rec, map, skip, std::move(credit), false, true);
+    m_stats.memoTimeSavedNs += skip;
+    return true;
+}
+
+void
+WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
+                                    const wormhole::MemoRecord& rec,
+                                    const std::vector<uint32_t>& map,
+                                    int64_t skip,
+                                    std::vector<double> credit,
+                                    bool restoreState,
+                                    bool toCompletion)
+{
+    PartitionState& st = StateOf(partition);
+    const auto flows = m_partitions.Get(partition).flows;
+    // Restore first: the timers the restored state starts then move with
+    // the rest of the partition.
+    if (restoreState)
+    {
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            FlowSeam::creditor->RestoreFlowState(flows[i], rec.cc[map[i]]);
+        }
+    }
+    ShiftPartition(partition, skip);
+    if (restoreState && m_memoRestoreQueues)
+    {
+        const std::vector<double> backlog = RestoreBacklog(flows, rec, map, skip);
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            credit[i] += backlog[i];
+        }
+    }
+    std::vector<std::pair<uint32_t, double>> rates;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowState& fs = m_flows[flows[i]];
+        const auto bytes = static_cast<int64_t>(credit[i]);
+        fs.credited += bytes;
+        m_flowSkipped[flows[i]] += skip;
+        FlowSeam::creditor->CreditFlow(flows[i], bytes, skip);
+        rates.emplace_back(flows[i], static_cast<double>(bytes) * 8e9 / static_cast<double>(skip));
+    }
+    BeginSkip(partition, skip, std::move(rates));
+    st.memoPending = false;
+    // Skipped to just before a completion: nothing more until it changes.
+    st.locked = toCompletion;
+    if (toCompletion)
+    {
+        m_stats.fastForwards++;
+    }
+    m_stats.memoHits++;
+    m_stats.timeSkippedNs += skip;
+}
+
+std::vector<double>
+WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
+                                      const wormhole::MemoRecord& rec,
+                                      const std::vector<uint32_t>& map,
+                                      int64_t skip)
+{
+    // Each switch port of the partition gets the queue its counterpart had
+    // at the end of the stored transient, less what it holds now. Those
+    // bytes were sent by the port's flows in the stored run and are still
+    // to be delivered: they become a frameless backlog the port sends first
+    // (ECN counts it), and each flow using the port is credited its share,
+    // by converged rate, which the port then "delivers" by being busy.
+    std::vector<double> credit(flows.size(), 0.0);
+    if (rec.backlog.size() != rec.rate.size())
+    {
+        return credit;
+    }
+    std::unordered_map<uint64_t, std::vector<uint32_t>> users;
+    std::vector<std::pair<uint64_t, double>> ports; // first seen order: deterministic
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowSeam::creditor->GetPathBacklog(flows[i], hops);
+        const std::vector<double>& stored = rec.backlog[map[i]];
+        for (size_t h = 0; h < hops.size(); ++h)
+        {
+            const auto [port, now] = hops[h];
+            if (port == 0)
+            {
+                continue;
+            }
+            auto [it, fresh] = users.try_emplace(port);
+            it->second.push_back(i);
+            if (fresh)
+            {
+                const double want = h < stored.size() ? stored[h] : 0.0;
+                ports.emplace_back(port, std::max(0.0, want - static_cast<double>(now)));
+            }
+        }
+    }
+    const int64_t from = static_cast<int64_t>(m_currentTs) + skip;
+    for (const auto& [port, add] : ports)
+    {
+        if (add < 1.0)
+        {
+            continue;
+        }
+        const std::vector<uint32_t>& who = users[port];
+        double total = 0;
+        for (uint32_t i : who)
+        {
+            total += rec.rate[map[i]];
+        }
+        for (uint32_t i : who)
+        {
+            credit[i] += total > 0 ? add * rec.rate[map[i]] / total : add / static_cast<double>(who.size());
+        }
+        FlowSeam::creditor->AddBacklog(port, static_cast<uint64_t>(add), from);
+        m_stats.memoBacklogBytes += static_cast<uint64_t>(add);
+    }
+    return credit;
+}
+
+} // namespace ns3

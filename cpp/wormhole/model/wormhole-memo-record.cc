@@ -1,0 +1,147 @@
+// WormholeSimulatorImpl, memo record (Wormhole §4.2): a pattern that missed
+// is stored once its transient ends, in a steady state or in the completion
+// of one of its flows: duration, bytes and converged rate of each flow, CC
+// state and the switch queues at the end.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeMemoRecord");
+
+using wormhole::FlowSeam;
+
+uint64_t
+WormholeSimulatorImpl::ScheduledOnLinks(uint32_t partition) const
+{
+    uint64_t n = 0;
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        n += link < m_linkScheduled.size() ? m_linkScheduled[link] : 0;
+    }
+    return n;
+}
+
+void
+WormholeSimulatorImpl::MemoStartRecording(uint32_t partition, wormhole::MemoKey key)
+{
+    // A miss: the pattern as it formed, stored when it turns steady or when
+    // one of its flows completes first (unless a record of that kind is in
+    // the store by then).
+    PartitionState& st = StateOf(partition);
+    const auto& flows = m_partitions.Get(partition).flows;
+    m_stats.memoMisses++;
+    st.memoPending = true;
+    st.fcg = std::move(key.graph);
+    st.fcgEnding = key.fresh ? wormhole::FlowConflictGraph{} : std::move(key.ending);
+    st.fcgFlows = flows;
+    st.formedAt = m_currentTs;
+    st.eventsAtFormation = ScheduledOnLinks(partition);
+    st.deliveredAtFormation.clear();
+    for (uint32_t f : flows)
+    {
+        const FlowState& fs = m_flows[f];
+        st.deliveredAtFormation.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited));
+    }
+}
+
+void
+WormholeSimulatorImpl::MemoRecordTransient(uint32_t partition,
+                                           const std::vector<std::pair<uint32_t, double>>& rates)
+{
+    MemoRecord(partition, -1, [&](uint32_t i, uint32_t f, const FlowState&) {
+        return rates[i].first == f ? rates[i].second : 0.0;
+    });
+}
+
+void
+WormholeSimulatorImpl::MemoRecordCompletion(uint32_t partition, uint32_t flowId)
+{
+    const PartitionState& st = StateOf(partition);
+    const auto it = std::find(st.fcgFlows.begin(), st.fcgFlows.end(), flowId);
+    if (it == st.fcgFlows.end())
+    {
+        return;
+    }
+    // No steady rate was ever measured: each flow's mean rate over the
+    // transient (what a hit's margin before the completion is sized by).
+    const double ns = static_cast<double>(m_currentTs - st.formedAt);
+    if (ns < static_cast<double>((m_minSkip + m_completionMargin).GetNanoSeconds()))
+    {
+        StateOf(partition).memoPending = false;
+        return; // too short to be worth skipping next time
+    }
+    MemoRecord(partition, static_cast<int32_t>(it - st.fcgFlows.begin()),
+               [&](uint32_t i, uint32_t, const FlowState& fs) {
+                   const double delivered = static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
+                                            st.deliveredAtFormation[i];
+                   return ns > 0 ? delivered * 8e9 / ns : 0.0;
+               });
+}
+
+void
+WormholeSimulatorImpl::MemoRecord(uint32_t partition,
+                                  int32_t completes,
+                                  const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf)
+{
+    PartitionState& st = StateOf(partition);
+    st.memoPending = false;
+    if (st.fcgFlows != m_partitions.Get(partition).flows)
+    {
+        return; // the partition changed without a formation call: not this pattern
+    }
+    wormhole::MemoRecord r;
+    r.fcg = completes < 0 || st.fcgEnding.vertexLabel.empty() ? st.fcg : st.fcgEnding;
+    r.completes = completes;
+    r.transientNs = static_cast<int64_t>(m_currentTs - st.formedAt);
+    r.transientEvents = ScheduledOnLinks(partition) - st.eventsAtFormation;
+    for (uint32_t i = 0; i < st.fcgFlows.size(); ++i)
+    {
+        const uint32_t f = st.fcgFlows[i];
+        const FlowState& fs = m_flows[f];
+        r.bytes.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
+                          st.deliveredAtFormation[i]);
+        r.rate.push_back(rateOf(i, f, fs));
+        r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
+        r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
+        std::vector<std::pair<uint64_t, uint64_t>> hops;
+        FlowSeam::creditor->GetPathBacklog(f, hops);
+        std::vector<double>& backlog = r.backlog.emplace_back();
+        for (const auto& [port, bytes] : hops)
+        {
+            backlog.push_back(static_cast<double>(bytes));
+        }
+    }
+    // Partitions of one collective form the same pattern at once and all
+    // miss; the first to settle (or end) stores it. A pattern keeps one
+    // steady record, and one record per size of the flow it ends with.
+    bool known = false;
+    wormhole::MemoStore::Global().Visit(r.fcg, [&](const wormhole::MemoRecord& other, const std::vector<uint32_t>&) {
+        // One steady record per pattern; one record per size of the flow a
+        // transient ends with (which of several alike flows ends it first
+        // is a coin flip in symmetric patterns, so not the mapping).
+        if (completes < 0)
+        {
+            known = other.completes < 0;
+        }
+        else if (other.completes >= 0)
+        {
+            const double mine = r.bytes[completes];
+            known = std::abs(other.bytes[other.completes] - mine) <= std::max(4000.0, 0.002 * mine);
+        }
+        return known;
+    });
+    if (known)
+    {
+        return;
+    }
+    wormhole::MemoStore::Global().Insert(std::move(r));
+    m_stats.memoInserts++;
+}
+
+} // namespace ns3

@@ -1,0 +1,160 @@
+// WormholeSimulatorImpl, partition registry: flow facts in (scheduled,
+// started, finished), each flow's and partition's bookkeeping created,
+// reset when its contention pattern changes, and forgotten when it ends.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholePartitionRegistry");
+
+using wormhole::FlowSeam;
+using wormhole::PartitionTracker;
+
+WormholeSimulatorImpl::PartitionState&
+WormholeSimulatorImpl::StateOf(uint32_t partition)
+{
+    if (partition >= m_partitionState.size())
+    {
+        m_partitionState.resize(partition + 1);
+    }
+    return m_partitionState[partition];
+}
+
+void
+WormholeSimulatorImpl::ResetPartition(uint32_t partition)
+{
+    // The partition's contention pattern changed (a flow joined or left, or
+    // it was disturbed). Its flows keep their windows, so a change that does
+    // not affect them (a flow alone at line rate next to a newcomer's ACKs)
+    // costs only a short settling; one that does shows in their samples.
+    // R-hat is measured afresh from now.
+    PartitionState& st = StateOf(partition);
+    st.locked = false;
+    st.retryAfter = 0;
+    st.skippedSinceAnchor = 0;
+    st.steadyFlows = 0;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        FlowState& fs = m_flows[flow];
+        fs.steady = false;
+        fs.settle = 0;
+        fs.anchorFinal = false;
+        fs.memoCheck = m_memo;
+        fs.alone = m_partitions.Get(partition).flows.size() == 1;
+        fs.anchorTime = m_currentTs;
+        fs.anchorAcked = fs.acked;
+        fs.anchorCredited = fs.credited;
+    }
+}
+
+void
+WormholeSimulatorImpl::ClearWindows(uint32_t partition)
+{
+    StateOf(partition).steadyFlows = 0;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        FlowState& fs = m_flows[flow];
+        fs.window.Clear();
+        fs.steady = false;
+    }
+}
+
+void
+WormholeSimulatorImpl::FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links)
+{
+    m_futureStarts.emplace(startNs, flowId);
+    m_futureFlows[flowId] = {startNs, links};
+}
+
+double
+WormholeSimulatorImpl::UntilKnownJoin(uint32_t partition, double horizonNs) const
+{
+    for (auto it = m_futureStarts.lower_bound(m_currentTs);
+         it != m_futureStarts.end() && static_cast<double>(it->first) < horizonNs;
+         ++it)
+    {
+        for (uint32_t link : m_futureFlows.at(it->second).second)
+        {
+            if (m_partitions.PartitionOfLink(link) == partition)
+            {
+                return static_cast<double>(it->first - m_currentTs);
+            }
+        }
+    }
+    return std::numeric_limits<double>::infinity();
+}
+
+void
+WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
+                                   const std::vector<uint32_t>& links,
+                                   uint32_t dataHops,
+                                   uint64_t bytes)
+{
+    if (auto known = m_futureFlows.find(flowId); known != m_futureFlows.end())
+    {
+        auto [first, last] = m_futureStarts.equal_range(known->second.first);
+        for (auto it = first; it != last; ++it)
+        {
+            if (it->second == flowId)
+            {
+                m_futureStarts.erase(it);
+                break;
+            }
+        }
+        m_futureFlows.erase(known);
+    }
+    for (uint32_t p : m_partitions.PartitionsOfLinks(links))
+    {
+        if (IsSkipping(p))
+        {
+            SkipBack(p);
+        }
+    }
+    FlowState& fs = m_flows[flowId];
+    fs = FlowState{};
+    fs.bytes = bytes;
+    fs.links = links;
+    fs.dataHops = std::min<uint32_t>(dataHops, static_cast<uint32_t>(links.size()));
+    fs.firstLink = links.empty() ? 0 : links.front();
+    fs.window.SetCapacity(m_window);
+    if (FlowSeam::creditor && !links.empty())
+    {
+        double payload = 0;
+        FlowSeam::creditor->GetLinkCapacity(fs.firstLink, fs.ccRate, payload); // RDMA starts at line rate
+        fs.lineRate = fs.ccRate;
+    }
+    m_flowSkipped.emplace(flowId, 0);
+    const uint32_t partition = m_partitions.AddFlow(flowId, links);
+    ResetPartition(partition);
+}
+
+void
+WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
+{
+    const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+    if (partition == PartitionTracker::kNone)
+    {
+        return;
+    }
+    if (IsSkipping(partition))
+    {
+        SkipBack(partition);
+    }
+    if (StateOf(partition).memoPending)
+    {
+        MemoRecordCompletion(partition, flowId);
+    }
+    m_flows.erase(flowId);
+    for (uint32_t p : m_partitions.RemoveFlow(flowId))
+    {
+        ResetPartition(p);
+    }
+}
+
+} // namespace ns3

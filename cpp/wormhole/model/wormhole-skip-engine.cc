@@ -1,0 +1,214 @@
+// WormholeSimulatorImpl, skip engine (Wormhole §6.2-6.3): fast-forwards a
+// steady partition by shifting its events and crediting each flow R-hat x dT
+// bytes; bounds the skip by completions, drift and known joins; and skips a
+// partition back (events back, credit taken back) when something from outside
+// touches it before its skip ends.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeSkipEngine");
+
+using wormhole::FlowSeam;
+
+bool
+WormholeSimulatorImpl::IsSkipping(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    if (st.skipping && m_currentTs >= st.skipEnd)
+    {
+        st.skipping = false; // the skip ran its course
+        --m_activeSkips;
+    }
+    return st.skipping;
+}
+
+void
+WormholeSimulatorImpl::SkipBack(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    const int64_t back = static_cast<int64_t>(st.skipEnd - m_currentTs);
+    NS_LOG_INFO("skip-back partition " << partition << " by " << back << " ns");
+    st.skipping = false;
+    --m_activeSkips;
+    ShiftPartition(partition, -back);
+    for (const auto& [flow, rate] : st.creditRates)
+    {
+        auto it = m_flows.find(flow);
+        const int64_t bytes = static_cast<int64_t>(rate * static_cast<double>(back) / 8e9);
+        if (it != m_flows.end())
+        {
+            it->second.credited -= bytes;
+        }
+        m_flowSkipped[flow] -= back;
+        if (FlowSeam::creditor)
+        {
+            FlowSeam::creditor->CreditFlow(flow, -bytes, -back);
+        }
+    }
+    st.creditRates.clear();
+    m_stats.skipBacks++;
+    m_stats.timeSkippedNs -= back;
+    ResetPartition(partition);
+}
+
+void
+WormholeSimulatorImpl::TryFastForward(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    const auto& flows = m_partitions.Get(partition).flows;
+    const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    const double minSkip = static_cast<double>(m_minSkip.GetNanoSeconds());
+    std::vector<std::pair<uint32_t, double>> rates;
+    rates.reserve(flows.size());
+    double untilCompletion = std::numeric_limits<double>::infinity();
+    double untilDrift = std::numeric_limits<double>::infinity();
+    uint64_t latestAnchor = 0;
+    double spread = 0;
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows[flow];
+        // A flow that has been silent (paused, blocked) for a while has a
+        // stale window: not steady in any useful sense.
+        if (m_currentTs - fs.window.Newest().timeNs > static_cast<uint64_t>(minSkip))
+        {
+            return;
+        }
+        // R-hat: payload delivered since the anchor (credit included) over
+        // the time since. It includes header overhead, pauses and pacing
+        // gaps, unlike the CC rate; and it averages over all the steady time
+        // seen, not one window: per-flow shares under DCQCN wander by +-5%
+        // from one millisecond to the next around a persistent mean.
+        const double since = static_cast<double>(m_currentTs - fs.anchorTime);
+        const double delivered = static_cast<double>(fs.acked - fs.anchorAcked) +
+                                 static_cast<double>(fs.credited - fs.anchorCredited);
+        const double rate = since > 0 ? delivered * 8e9 / since : 0;
+        latestAnchor = std::max(latestAnchor, fs.anchorTime);
+        spread = std::max(spread, SpreadSinceAnchor(fs));
+        if (rate <= 0)
+        {
+            st.locked = true;
+            return;
+        }
+        const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                                 static_cast<double>(fs.credited);
+        const double margin = static_cast<double>(fs.sent - fs.acked) + rate * marginNs / 8e9;
+        untilCompletion = std::min(untilCompletion, (remaining - margin) * 8e9 / rate);
+        rates.emplace_back(flow, rate);
+    }
+    // Extrapolate a noisy rate at most MaxExtrapolation times what was
+    // simulated since the anchor; a flat one (a flow alone at line rate,
+    // spread well under theta) is exact and needs no such bound.
+    if (spread > 0.2 * m_theta)
+    {
+        const double observed =
+            static_cast<double>(m_currentTs - latestAnchor) - static_cast<double>(st.skippedSinceAnchor);
+        untilDrift =
+            std::min(untilDrift, m_maxExtrapolation * observed - static_cast<double>(st.skippedSinceAnchor));
+    }
+    if (!WorkConserving(partition, rates))
+    {
+        // Still ramping towards capacity (DCQCN's additive increase after a
+        // competitor left): a window can look flat while the rate climbs.
+        untilDrift = 0;
+    }
+    else if (st.memoPending)
+    {
+        MemoRecordTransient(partition, rates);
+    }
+    bool driftLimited = untilDrift < untilCompletion;
+    double dt = std::min(untilDrift, untilCompletion);
+    // A flow known to start on the partition's links ends the skip there
+    // (the paper's predetermined interrupts); an unforeseen one skips it back.
+    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs) + dt);
+    const bool joinLimited = untilJoin < dt;
+    if (joinLimited)
+    {
+        dt = untilJoin;
+        driftLimited = false;
+    }
+    if (!(dt >= minSkip))
+    {
+        if (driftLimited)
+        {
+            // Still ramping, or extrapolated far enough for now: look again
+            // after more time simulated packet by packet.
+            const auto& w = m_flows[flows.front()].window;
+            st.retryAfter = m_currentTs + std::max<uint64_t>((w.Newest().timeNs - w.Oldest().timeNs) / 4,
+                                                             static_cast<uint64_t>(minSkip));
+        }
+        else
+        {
+            // Too close to a completion to be worth it; wait for the change.
+            st.locked = true;
+        }
+        return;
+    }
+    const auto skip = static_cast<int64_t>(dt);
+    if (g_log.IsEnabled(LOG_LEVEL_DEBUG))
+    {
+        double total = 0;
+        for (const auto& r : rates)
+        {
+            total += r.second;
+        }
+        NS_LOG_DEBUG("rates (Gbps): total " << total / 1e9 << " over " << rates.size() << " flows"
+                                            << (driftLimited ? ", drift-limited" : ""));
+    }
+    NS_LOG_INFO("fast-forward partition " << partition << " (" << flows.size() << " flows) by "
+                                          << skip << " ns at " << m_currentTs);
+    ShiftPartition(partition, skip);
+    for (const auto& [flow, rate] : rates)
+    {
+        const auto bytes = static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9);
+        m_flows[flow].credited += bytes;
+        m_flowSkipped[flow] += skip;
+        if (FlowSeam::creditor)
+        {
+            FlowSeam::creditor->CreditFlow(flow, bytes, skip);
+        }
+    }
+    BeginSkip(partition, skip, std::move(rates));
+    PartitionState& after = StateOf(partition);
+    // A skip that ends just before a completion or at a join leaves nothing
+    // to gain until a flow leaves or joins; a drift-limited one may be
+    // followed by another.
+    after.locked = !driftLimited;
+    m_stats.skipsToKnownStart += joinLimited ? 1 : 0;
+    m_stats.fastForwards++;
+    m_stats.timeSkippedNs += skip;
+}
+
+void
+WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<std::pair<uint32_t, double>> rates)
+{
+    // The windows now straddle a gap of dT without progress: start them
+    // afresh, and measure the next R-hat only from when the partition
+    // resumes. Under DCQCN each flow's share wanders around a slowly moving
+    // mean; estimates from successive stretches err independently and
+    // average out over many skips, where one long-run average would carry
+    // the early unfairness into every later skip.
+    ClearWindows(partition);
+    const uint64_t end = m_currentTs + static_cast<uint64_t>(skip);
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        FlowState& fs = m_flows[flow];
+        fs.anchorTime = end;
+        fs.anchorAcked = fs.acked;
+        fs.anchorCredited = fs.credited;
+    }
+    PartitionState& st = StateOf(partition);
+    st.skippedSinceAnchor = 0;
+    st.creditRates = std::move(rates); // what a skip-back takes back
+    st.skipping = true;
+    st.skipEnd = end;
+    ++m_activeSkips;
+}
+
+} // namespace ns3

@@ -1,0 +1,206 @@
+// WormholeSimulatorImpl, steady detector (Wormhole §5): each acknowledgement
+// becomes a delivered-rate sample; a partition whose flows' windows all
+// spread by less than Theta is steady and offered to the skip engine. Also
+// how noisy a flow is since its anchor and whether the converged rates are
+// work-conserving.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeSteadyDetector");
+
+using wormhole::FlowSeam;
+
+void
+WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes)
+{
+    auto it = m_flows.find(flowId);
+    if (it == m_flows.end())
+    {
+        return;
+    }
+    FlowState& fs = it->second;
+    fs.acked = ackedBytes;
+    fs.sent = sentBytes;
+    fs.ccRate = ccRateBps;
+    if (fs.memoCheck)
+    {
+        // The pattern is looked up at its first acknowledgement, not at each
+        // join: a collective's flows start together, and one lookup of the
+        // whole pattern replaces one per flow of ever larger partial ones.
+        const uint32_t formed = m_partitions.PartitionOfFlow(flowId);
+        for (uint32_t f : m_partitions.Get(formed).flows)
+        {
+            m_flows[f].memoCheck = false;
+        }
+        MemoOnFormation(formed);
+        if (IsSkipping(formed))
+        {
+            return; // skipped by a memo hit: this flow's state just moved on
+        }
+    }
+    // A sample is the delivered payload rate over the (up to) l
+    // acknowledgements before this one: a per-packet CC rate swings by tens
+    // of percent under DCQCN's sawtooth, while a rate measured over l packets
+    // adapts its time scale to the flow's speed (160 us for a lone 100G flow,
+    // about 1 ms for one of eight sharing it).
+    //
+    // A flow alone in its partition whose congestion control never cut it
+    // runs at line rate by construction; it needs no l-packet averaging, and
+    // short flows (pipeline sends) could never fill a full window. It is
+    // judged on a window of l/4 samples spanning l/8 acknowledgements each,
+    // until its first cut or a neighbour, which put it back on the full one.
+    fs.everCut = fs.everCut || ccRateBps < fs.lineRate;
+    const bool quick = fs.alone && !fs.everCut;
+    if (quick != fs.quick)
+    {
+        fs.quick = quick;
+        fs.window.SetCapacity(quick ? std::max<uint32_t>(2, m_window / 4) : m_window);
+    }
+    const uint32_t span = quick ? std::max<uint32_t>(1, m_window / 8) : m_window;
+    const uint64_t need = quick ? m_window / 4 + span : 2 * static_cast<uint64_t>(m_window);
+    if (fs.window.Size() == 0)
+    {
+        fs.window.Push(m_currentTs, 0.0, ackedBytes);
+        return;
+    }
+    const auto& oldest = fs.window.At(fs.window.Size() > span ? fs.window.Size() - span : 0);
+    if (m_currentTs <= oldest.timeNs)
+    {
+        return;
+    }
+    const double rate =
+        static_cast<double>(ackedBytes - oldest.acked) * 8e9 / static_cast<double>(m_currentTs - oldest.timeNs);
+    fs.window.Push(m_currentTs, rate, ackedBytes);
+    ++fs.settle;
+    // Steady needs a window of samples that each span their share of
+    // acknowledgements, l/4 of them taken since the partition last changed.
+    if (fs.window.Pushed() < need || 4 * fs.settle < m_window)
+    {
+        return;
+    }
+    const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+    PartitionState& st = StateOf(partition);
+    const bool steady = fs.window.Spread() < m_theta;
+    if (steady != fs.steady)
+    {
+        fs.steady = steady;
+        st.steadyFlows += steady ? 1 : -1;
+    }
+    if (steady && !fs.anchorFinal)
+    {
+        // Measure R-hat from the start of the first steady window, if that
+        // lies after the change: the transient before it is not the rate.
+        const auto& first = fs.window.Oldest();
+        if (first.timeNs > fs.anchorTime)
+        {
+            fs.anchorTime = first.timeNs;
+            fs.anchorAcked = first.acked;
+            fs.anchorCredited = fs.credited;
+        }
+        fs.anchorFinal = true;
+    }
+    if (steady && !st.locked && !st.skipping && m_currentTs >= st.retryAfter &&
+        st.steadyFlows == m_partitions.Get(partition).flows.size())
+    {
+        TryFastForward(partition);
+    }
+}
+
+double
+WormholeSimulatorImpl::SpreadSinceAnchor(const FlowState& fs) const
+{
+    // How noisy the rate is now: the delivered rate over four equal slices
+    // of the time since the last change (the window's own samples each
+    // reach l acknowledgements back, across the change: a neighbour's ACKs
+    // joining a link take 6% from a flow at line rate).
+    uint32_t first = fs.window.Size();
+    while (first > 0 && fs.window.At(first - 1).timeNs >= fs.anchorTime)
+    {
+        --first;
+    }
+    const uint32_t n = fs.window.Size() - first;
+    if (n < 8)
+    {
+        return fs.window.Spread();
+    }
+    const auto& a = fs.window.At(first);
+    const auto& z = fs.window.Newest();
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = 0;
+    uint32_t k = first;
+    uint64_t t0 = a.timeNs;
+    uint64_t b0 = a.acked;
+    for (int slice = 1; slice <= 4; ++slice)
+    {
+        const uint64_t until = a.timeNs + (z.timeNs - a.timeNs) * slice / 4;
+        while (k + 1 < fs.window.Size() && fs.window.At(k).timeNs < until)
+        {
+            ++k;
+        }
+        const auto& e = fs.window.At(k);
+        if (e.timeNs <= t0)
+        {
+            return fs.window.Spread();
+        }
+        const double rate = static_cast<double>(e.acked - b0) / static_cast<double>(e.timeNs - t0);
+        lo = std::min(lo, rate);
+        hi = std::max(hi, rate);
+        t0 = e.timeNs;
+        b0 = e.acked;
+    }
+    const double mean = static_cast<double>(z.acked - a.acked) / static_cast<double>(z.timeNs - a.timeNs);
+    return mean > 0 ? (hi - lo) / mean : fs.window.Spread();
+}
+
+bool
+WormholeSimulatorImpl::WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const
+{
+    if (!FlowSeam::creditor)
+    {
+        return true; // a model that cannot tell capacities: trust the window
+    }
+    const auto& flows = m_partitions.Get(partition).flows;
+    std::unordered_map<uint32_t, double> load;
+    for (const auto& [flow, rate] : rates)
+    {
+        for (uint32_t link : m_flows.at(flow).links)
+        {
+            load[link] += rate;
+        }
+    }
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        double line = 0;
+        double payload = 0;
+        FlowSeam::creditor->GetLinkCapacity(fs.firstLink, line, payload);
+        if (fs.ccRate >= (1 - m_theta) * line)
+        {
+            continue;
+        }
+        bool bottlenecked = false;
+        for (uint32_t link : fs.links)
+        {
+            FlowSeam::creditor->GetLinkCapacity(link, line, payload);
+            if (load[link] >= (1 - m_theta) * payload)
+            {
+                bottlenecked = true;
+                break;
+            }
+        }
+        if (!bottlenecked)
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace ns3
