@@ -50,7 +50,7 @@ RdmaNetwork::GetTypeId()
             .SetGroupName("Rdma")
             .AddConstructor<RdmaNetwork>()
             .AddAttribute("Seed",
-                          "Seed of the ECMP hashes and the ECN marking RNGs",
+                          "Seed of the ECMP hashes and the per-port ECN marking draws",
                           UintegerValue(1),
                           MakeUintegerAccessor(&RdmaNetwork::m_seed),
                           MakeUintegerChecker<uint64_t>())
@@ -276,7 +276,8 @@ RdmaNetwork::Build(uint32_t numNodes,
             const RdmaLinkSpec& l = links[sw->GetPort(p).linkId];
             mmu->AddPort(l.rateBps, l.delayNs, nicRate);
         }
-        // Marking RNG: one stream per switch, independent of the ECMP seeds.
+        // Marking key of the switch (each port draws its own counter-based
+        // stream from it), independent of the ECMP seeds.
         sw->ConfigureEcn(RdmaMix64(RdmaMix64(m_seed) + i));
     }
 

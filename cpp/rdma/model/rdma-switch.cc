@@ -133,6 +133,7 @@ RdmaSwitch::ConfigureEcn(uint64_t seed)
     for (size_t i = 0; i < m_ports.size(); ++i)
     {
         Egress& eg = m_egress[i];
+        eg.ecnKey = RdmaMix64(seed ^ RdmaMix64(i));
         const auto it = map.find(m_ports[i].rateBps);
         if (it != map.end())
         {
@@ -144,7 +145,6 @@ RdmaSwitch::ConfigureEcn(uint64_t seed)
         eg.kmax = static_cast<uint64_t>(static_cast<double>(m_kmaxPer100G) * scale);
         eg.pmax = m_pmax;
     }
-    m_rng = seed;
 }
 
 void
@@ -329,7 +329,7 @@ RdmaSwitch::Service(uint32_t port)
 }
 
 bool
-RdmaSwitch::ShouldMark(const Egress& eg, uint64_t queueBytes)
+RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes)
 {
     if (queueBytes > eg.kmax)
     {
@@ -339,7 +339,7 @@ RdmaSwitch::ShouldMark(const Egress& eg, uint64_t queueBytes)
     {
         return false;
     }
-    const double u = static_cast<double>(RdmaMix64(m_rng++) >> 11) * 0x1.0p-53;
+    const double u = static_cast<double>(RdmaMix64(eg.ecnKey ^ RdmaMix64(eg.draws++)) >> 11) * 0x1.0p-53;
     return u < eg.pmax * static_cast<double>(queueBytes - eg.kmin) /
                    static_cast<double>(eg.kmax - eg.kmin);
 }

@@ -31,8 +31,9 @@ class RdmaSwitch : public RdmaDevice
     void SetMmu(Ptr<RdmaSwitchMmu> mmu);
     Ptr<RdmaSwitchMmu> GetMmu() const;
     /// Derive the per-port ECN thresholds from the port rates (EcnMap, else
-    /// the linear per-100G rule) and seed the marking RNG; call after all
-    /// ports are added. Throws std::invalid_argument for a malformed EcnMap.
+    /// the linear per-100G rule) and key each port's marking draws by
+    /// (seed, port); call after all ports are added. Throws
+    /// std::invalid_argument for a malformed EcnMap.
     void ConfigureEcn(uint64_t seed);
     /// ECN thresholds in force on `port`: Kmin, Kmax (bytes) and Pmax.
     void GetEcnThresholds(uint32_t port, uint64_t& kmin, uint64_t& kmax, double& pmax) const;
@@ -58,6 +59,13 @@ class RdmaSwitch : public RdmaDevice
         uint64_t kmin = 0;
         uint64_t kmax = 0;
         double pmax = 0;
+        /// Marking draws are counter-based: draw n of this port is a hash of
+        /// (ecnKey, n), n = frames this port has dequeued with its queue
+        /// between kmin and kmax. A port's marks then depend on its own
+        /// traffic only, never on other ports' (isolation), and a skipped
+        /// stretch that never drew (a queue below kmin) moves none.
+        uint64_t ecnKey = 0;
+        uint64_t draws = 0;
         uint64_t pauses = 0;
         uint64_t resumes = 0;
     };
@@ -66,7 +74,7 @@ class RdmaSwitch : public RdmaDevice
     /// @return the next frame and its queue (kQueues for a PFC frame)
     RdmaPacket* Dequeue(Egress& eg, uint8_t paused, uint32_t& q);
     void SendPfc(uint32_t port, uint32_t q, bool pause);
-    bool ShouldMark(const Egress& eg, uint64_t queueBytes);
+    bool ShouldMark(Egress& eg, uint64_t queueBytes);
 
     // Attributes.
     bool m_ecnEnabled;
@@ -78,7 +86,6 @@ class RdmaSwitch : public RdmaDevice
 
     Ptr<RdmaSwitchMmu> m_mmu;
     std::vector<Egress> m_egress;
-    uint64_t m_rng = 0;
 
     TracedCallback<uint32_t, uint32_t, bool> m_pfcTrace; ///< port, priority, pause
     TracedCallback<uint32_t, const RdmaPacket&> m_dropTrace; ///< ingress port, frame
