@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from ns3wormhole import run, scenarios
+from ns3wormhole.accuracy_matrix import Case, reference
 from ns3wormhole.compare import compare_flows, workload_fct_errors
+from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet
 from ns3wormhole.topology import leaf_spine
 
@@ -61,10 +63,15 @@ def test_accuracy_against_default_kernel(name, size, min_event_ratio):
     assert cmp.wormhole.stats["fast_forwards"] >= 1
     assert cmp.wormhole.stats["time_skipped_ns"] > 0
     assert cmp.event_ratio > min_event_ratio  # a real share of the run was skipped
+    # Probabilistic ECN marking makes these incasts chaotic: the default
+    # kernel itself moves by more than the bounds when one flow starts 1 ns
+    # later or the seed changes. Where it does, Wormhole must stay within
+    # that spread (measured here); where it does not, the bounds stand.
+    ref = reference(Case(topo, flows), FabricConfig(), cmp.baseline)
     err = cmp.fct_error
-    assert err.mean <= 0.01, err
-    assert err.max <= 0.05, err
-    assert cmp.makespan_error <= 0.01
+    assert err.mean <= max(0.01, ref.spread_mean), (err, ref)
+    assert err.max <= max(0.05, ref.spread_max), (err, ref)
+    assert cmp.makespan_error <= max(0.01, ref.spread_makespan), (cmp.makespan_error, ref)
 
 
 def test_lone_flow_skips_nearly_everything_exactly():
