@@ -119,6 +119,9 @@ struct TopologyArrays
     U32 linkA, linkB;
     U64 rateBps, delayNs;
     F64 errorRate; ///< per link, probability a frame is lost
+    U64 eventTimeNs; ///< link failures/recoveries: when,
+    U32 eventLink;   ///< which link,
+    U8 eventUp;      ///< 1 = back up, 0 = down
 };
 
 /// Selects the kernel, applies attribute defaults and builds the fabric.
@@ -149,6 +152,15 @@ BuildNetwork(const TopologyArrays& topo, const std::map<std::string, std::string
                     topo.errorRate.data()[i]};
     }
     net->Build(topo.numNodes, ToVector(topo.isSwitch), links);
+    const size_t nEvents = Len(topo.eventTimeNs);
+    if (Len(topo.eventLink) != nEvents || Len(topo.eventUp) != nEvents)
+    {
+        throw std::invalid_argument("link event arrays differ in length");
+    }
+    for (size_t i = 0; i < nEvents; ++i)
+    {
+        net->ScheduleLinkEvent(topo.eventLink.data()[i], topo.eventTimeNs.data()[i], topo.eventUp.data()[i] != 0);
+    }
     return net;
 }
 
@@ -242,6 +254,7 @@ CollectNetwork(Ptr<RdmaNetwork> net, py::dict& out)
     counters["timeouts"] = c.timeouts;
     counters["drops"] = c.drops;
     counters["link_losses"] = c.linkLosses;
+    counters["unroutable"] = c.unroutable;
     counters["ecn_marks"] = c.ecnMarks;
     counters["pauses"] = c.pauses;
     counters["resumes"] = c.resumes;
@@ -262,6 +275,7 @@ CollectNetwork(Ptr<RdmaNetwork> net, py::dict& out)
         }
         paths.append(py::cast(path));
     }
+    out["stalled"] = Column(net->GetStalledFlows(), [](uint32_t id) { return id; });
     out["paths"] = paths;
 
 }
@@ -395,9 +409,10 @@ void
 BindRdma(py::module_& m)
 {
     py::class_<TopologyArrays>(m, "TopologyArrays")
-        .def(py::init<uint32_t, U8, U32, U32, U64, U64, F64>(),
+        .def(py::init<uint32_t, U8, U32, U32, U64, U64, F64, U64, U32, U8>(),
              py::arg("num_nodes"), py::arg("is_switch"), py::arg("link_a"), py::arg("link_b"),
-             py::arg("rate_bps"), py::arg("delay_ns"), py::arg("error_rate"));
+             py::arg("rate_bps"), py::arg("delay_ns"), py::arg("error_rate"),
+             py::arg("event_time_ns"), py::arg("event_link"), py::arg("event_up"));
     m.def("run_rdma",
           &RunRdma,
           py::arg("topology"),

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 
 from .errors import InputError
 from .fabric import FabricConfig
 from .flows import FlowSet
+from .link_events import LinkEvent, link_event_arrays
 from .topology import Topology
 
 Kernel = Literal["baseline", "wormhole"]
@@ -116,6 +117,7 @@ class RunResult:
     stats: dict[str, int]
     flow_time_skipped_ns: dict[int, int] = field(default_factory=dict)
     paths: list[list[int]] = field(default_factory=list)
+    stalled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))  # ids without a path
 
     @property
     def completed(self) -> np.ndarray:
@@ -142,11 +144,13 @@ def run_flows(
     stop_ns: int = 0,
     progress: ProgressFn | None = None,
     check: bool = True,
+    link_events: Sequence[LinkEvent] = (),
 ) -> RunResult:
     """Simulate ``flows`` on ``topology`` with ``fabric`` parameters under
     ``kernel`` ("baseline" = ns-3's DefaultSimulatorImpl, "wormhole" =
     ns3::WormholeSimulatorImpl). ``progress(now_ns, flows_done, flows_total)``
-    is called a few times a second of wall time."""
+    is called a few times a second of wall time. ``link_events`` take links down
+    and up during the run (:mod:`ns3wormhole.link_events`)."""
     from . import _core
 
     fabric, wormhole = _settings(kernel, fabric, wormhole)
@@ -155,7 +159,7 @@ def run_flows(
         fabric.check_topology(topology)
     with _memo_session(kernel, fabric, wormhole):
         raw = _core.run_rdma(
-            topology=_topology_arrays(topology),
+            topology=_topology_arrays(topology, link_events),
             flow_id=flows.id,
             flow_src=flows.src,
             flow_dst=flows.dst,
@@ -223,9 +227,10 @@ def _save_memo(db, scope: str) -> None:
                       UserWarning, stacklevel=3)
 
 
-def _topology_arrays(topology: Topology):
+def _topology_arrays(topology: Topology, link_events: Sequence[LinkEvent] = ()):
     from . import _core
 
+    event_time_ns, event_link, event_up = link_event_arrays(link_events)
     return _core.TopologyArrays(
         num_nodes=topology.num_nodes,
         is_switch=np.asarray(topology.is_switch, dtype=np.uint8),
@@ -234,6 +239,9 @@ def _topology_arrays(topology: Topology):
         rate_bps=topology.rate_bps,
         delay_ns=topology.delay_ns,
         error_rate=topology.error_rate,
+        event_time_ns=event_time_ns,
+        event_link=event_link,
+        event_up=event_up,
     )
 
 
@@ -263,6 +271,7 @@ def _result(raw: dict, kernel: str) -> RunResult:
         stats=stats,
         flow_time_skipped_ns={int(k): int(v) for k, v in skipped.items()},
         paths=[list(p) for p in raw["paths"]],
+        stalled=np.asarray(raw["stalled"], dtype=np.uint32),
     )
 
 
@@ -293,6 +302,7 @@ def run_workload(
     wormhole: WormholeConfig | None = None,
     stop_ns: int = 0,
     progress: ProgressFn | None = None,
+    link_events: Sequence[LinkEvent] = (),
 ) -> WorkloadResult:
     """Execute a training DAG (``ns3wormhole.workload.build_dag``) on
     ``topology`` inside ns-3: compute nodes are delays, flow nodes become RDMA
@@ -311,7 +321,7 @@ def run_workload(
         )
     with _memo_session(kernel, fabric, wormhole):
         raw = _core.run_workload(
-            topology=_topology_arrays(topology),
+            topology=_topology_arrays(topology, link_events),
             op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
             duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
             succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,

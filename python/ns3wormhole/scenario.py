@@ -51,6 +51,7 @@ from .errors import InputError
 from .fabric import FabricConfig
 from .flows import DEFAULT_PG, FlowSet, incast, permutation, staggered
 from .flows import read_hpcc as read_hpcc_flows
+from .link_events import LinkEvent, parse_link_events
 from .run import KERNELS, ProgressFn, RunResult, WorkloadResult, WormholeConfig, run_flows, run_workload
 from .topology import Topology, parse_rate, parse_size, parse_time
 
@@ -76,7 +77,7 @@ __all__ = [
 ]
 
 TABLES = ("topology", "fabric", "workload", "wormhole")
-TOP_KEYS = ("name", "description", "seed", "stop")
+TOP_KEYS = ("name", "description", "seed", "stop", "events")
 TOPOLOGY_BUILDERS: dict[str, Callable[..., Topology]] = {
     "star": topo_mod.star,
     "leaf_spine": topo_mod.leaf_spine,
@@ -306,6 +307,7 @@ class Scenario:
     path: Path | None = None
     memo: bool = True
     memo_db: str | None = None
+    link_events: tuple[LinkEvent, ...] = ()  # [[events]]: link failures and recoveries
     warnings: list[str] = field(default_factory=list)
     data: dict = field(default_factory=dict, repr=False)
 
@@ -350,8 +352,10 @@ class Scenario:
         if kernel not in KERNELS:
             raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
         if self.workload_kind == "flows":
-            return run_flows(self.topology, self.flows, self.fabric, kernel, self.wormhole, self.stop_ns, progress)
-        return run_workload(self.topology, self.dag, self.fabric, kernel, self.wormhole, self.stop_ns, progress)
+            return run_flows(self.topology, self.flows, self.fabric, kernel, self.wormhole, self.stop_ns, progress,
+                             link_events=self.link_events)
+        return run_workload(self.topology, self.dag, self.fabric, kernel, self.wormhole, self.stop_ns, progress,
+                            link_events=self.link_events)
 
     def compare(
         self,
@@ -428,6 +432,7 @@ def run_as_dict(result: RunResult | WorkloadResult, scenario: Scenario | None = 
         finished=bool(result.finished) if is_wl else bool(done.all()),
         stats={k: int(v) for k, v in net.stats.items()},
         counters={k: int(v) for k, v in net.counters.items()},
+        stalled_flows=[int(x) for x in net.stalled],
         flows=_flow_records(net, node_of_flow(result) if is_wl else None),
     )
     return out
@@ -639,6 +644,10 @@ def _build(data: dict, ctx: _Ctx) -> Scenario:
     if "topology" not in data:
         raise InputError(ctx.file, None, "topology: missing [topology] table")
     topo = _build_topology(ctx, _check_table(ctx, data["topology"], "topology"), data)
+    try:
+        link_events = parse_link_events(data["events"], topo) if "events" in data else ()
+    except InputError as exc:
+        raise ctx.rewrap(exc) from None
 
     # [fabric] (+ top-level seed)
     fab_tbl = _check_table(ctx, data.get("fabric", {}), "fabric")
@@ -694,6 +703,7 @@ def _build(data: dict, ctx: _Ctx) -> Scenario:
     sc = Scenario(
         topology=topo, fabric=fabric, wormhole=wormhole, workload_kind=kind, stop_ns=stop_ns, name=name,
         description=description, path=ctx.path, memo=memo, memo_db=memo_db, warnings=warns,
+        link_events=link_events,
     )
     if kind == "flows":
         sc.flows = _build_flows(ctx, wl, topo, fabric.seed)

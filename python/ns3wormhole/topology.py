@@ -251,8 +251,8 @@ class Topology:
         link_a, link_b: ``uint32[L]`` link endpoints; link ``i`` has id ``i``.
         rate_bps: ``uint64[L]`` link rate in bits/s (both directions).
         delay_ns: ``uint64[L]`` one-way propagation delay in ns.
-        error_rate: ``float64[L]`` per-link error rate from HPCC files (0 if absent;
-            carried for round trips, not modelled).
+        error_rate: ``float64[L]`` per-link error rate (HPCC files' last column; 0 if
+            absent): the probability that a frame put on the link is lost.
         gpu_index: ``int32[num_nodes]``: GPU index within its server for hosts of
             GPU topologies (rail-optimised, SimAI files), else -1.
         gpus_per_server: GPUs per server for GPU topologies, else None.

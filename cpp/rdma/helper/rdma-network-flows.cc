@@ -44,6 +44,10 @@ RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep)
     {
         RdmaInputError("flow", index, "priority group must be 1..7 (0 carries control frames)");
     }
+    if (s.id >= wormhole::kFirstInterruptId)
+    {
+        RdmaInputError("flow", index, "flow ids from " + std::to_string(wormhole::kFirstInterruptId) + " on are reserved");
+    }
     if (m_flowIndex.count(s.id))
     {
         RdmaInputError("flow", index, "duplicate flow id " + std::to_string(s.id));
@@ -130,6 +134,10 @@ RdmaNetwork::StartFlow(uint32_t index)
     NS_LOG_FUNCTION(this << qp.id);
     qp.cc = m_ccPrototype->Fork();
     qp.links = DataLinks(index);
+    if (std::vector<uint32_t> path; m_linkEvents > 0 && !TryDataLinks(index, path))
+    {
+        m_stalled.push_back(index); // starts cut off by a failed link
+    }
     qp.idealFctNs = IdealFctNs(qp);
     m_activeFlows++;
     m_nics[qp.src]->StartFlow(qp);

@@ -12,9 +12,11 @@ namespace ns3
 void
 RdmaNetwork::ComputeRoutes()
 {
-    // Shortest paths by BFS from every destination host; only the destination
-    // and switches forward, so no path transits another host. Each device
-    // gets a CSR table: its equal-cost ports towards each destination.
+    // Shortest paths by BFS from every destination host over the links that
+    // are up; only the destination and switches forward, so no path transits
+    // another host. Each device gets a CSR table: its equal-cost ports towards
+    // each destination. A host cut off from d keeps its ports towards d (what
+    // it sends is lost on its failed link), so it never lacks a route.
     const auto n = static_cast<uint32_t>(m_devices.size());
     std::vector<std::vector<uint32_t>> offsets(n, std::vector<uint32_t>(n + 1, 0));
     std::vector<std::vector<uint16_t>> ports(n);
@@ -38,7 +40,7 @@ RdmaNetwork::ComputeRoutes()
                 for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
                 {
                     const uint32_t v = m_devices[u]->GetPort(p).peer->GetIndex();
-                    if (dist[v] == kUnreached)
+                    if (dist[v] == kUnreached && !m_linkDown[m_devices[u]->GetPort(p).linkId])
                     {
                         dist[v] = dist[u] + 1;
                         frontier.push_back(v);
@@ -47,14 +49,23 @@ RdmaNetwork::ComputeRoutes()
             }
             for (uint32_t u = 0; u < n; ++u)
             {
-                if (u == d || dist[u] == kUnreached)
+                if (u == d)
                 {
                     continue;
                 }
-                for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
+                const size_t before = ports[u].size();
+                for (uint32_t p = 0; p < m_devices[u]->GetNPorts() && dist[u] != kUnreached; ++p)
                 {
-                    const uint32_t v = m_devices[u]->GetPort(p).peer->GetIndex();
-                    if ((v == d || m_isSwitch[v]) && dist[v] + 1 == dist[u])
+                    const RdmaPort& port = m_devices[u]->GetPort(p);
+                    const uint32_t v = port.peer->GetIndex();
+                    if ((v == d || m_isSwitch[v]) && dist[v] + 1 == dist[u] && !m_linkDown[port.linkId])
+                    {
+                        ports[u].push_back(static_cast<uint16_t>(p));
+                    }
+                }
+                if (ports[u].size() == before && !m_isSwitch[u] && m_linkEvents > 0)
+                {
+                    for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
                     {
                         ports[u].push_back(static_cast<uint16_t>(p));
                     }
@@ -94,6 +105,10 @@ RdmaNetwork::ForEachHop(uint32_t from,
 {
     for (uint32_t node = from; node != to;)
     {
+        if (!m_devices[node]->HasRoute(to))
+        {
+            return; // cut off by link failures: the route ends here
+        }
         const uint32_t port = m_devices[node]->SelectPort(from, to, index);
         visit(node, port);
         node = m_devices[node]->GetPort(port).peer->GetIndex();

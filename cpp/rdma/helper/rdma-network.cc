@@ -281,6 +281,7 @@ RdmaNetwork::Build(uint32_t numNodes,
         sw->ConfigureEcn(RdmaMix64(RdmaMix64(m_seed) + i));
     }
 
+    m_linkDown.assign(links.size(), 0);
     ComputeRoutes();
     m_built = true;
     if (!wormhole::FlowSeam::creditor)

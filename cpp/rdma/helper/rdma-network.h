@@ -128,6 +128,13 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void AddFlow(const RdmaFlowSpec& flow);
     /// Start a flow now (for a workload executor); @return its id.
     uint32_t StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg = 3);
+    /// Take link `linkId` down (up = false) or bring it back at `atNs`:
+    /// routes are recomputed then and flows move to their new paths; flows
+    /// left without one stall. Call after Build. Throws std::invalid_argument
+    /// naming the event's index (the order of calls).
+    void ScheduleLinkEvent(uint32_t linkId, uint64_t atNs, bool up);
+    /// Ids of unfinished flows that had no path at the last link event.
+    std::vector<uint32_t> GetStalledFlows() const;
     /// Plain hook for C++ callers, called with the flow id on completion.
     void SetFlowCompleteCallback(std::function<void(uint32_t)> cb);
 
@@ -165,6 +172,11 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
 
   private:
     void ComputeRoutes();
+    void SetLinkState(uint32_t linkId, bool up);
+    /// After a routing change: every started, unfinished flow takes its new path.
+    void Reroute();
+    /// The flow's data links on the current routes; false if it has none.
+    bool TryDataLinks(uint32_t index, std::vector<uint32_t>& links) const;
     /// Validate and register a flow starting at time step `startStep`; @return its index.
     uint32_t AddQueuePair(const RdmaFlowSpec& spec, int64_t startStep);
     void StartFlowEvent(uint32_t index);
@@ -205,6 +217,9 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// Per link: (node, port) of its end at a, then at b.
     std::vector<std::array<std::pair<uint32_t, uint32_t>, 2>> m_linkEnds;
     std::vector<uint8_t> m_isSwitch;
+    std::vector<uint8_t> m_linkDown; ///< per link: failed now
+    uint32_t m_linkEvents = 0;
+    std::vector<uint32_t> m_stalled; ///< flow indexes without a path
     std::vector<Ptr<Node>> m_nodes;
     std::vector<Ptr<RdmaDevice>> m_devices;
     std::vector<Ptr<RdmaNic>> m_nics;

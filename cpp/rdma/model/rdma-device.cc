@@ -143,6 +143,17 @@ RdmaDevice::SetPortLoss(uint32_t port, double rate, uint64_t key)
     m_ports.at(port).lossKey = key;
 }
 
+void
+RdmaDevice::SetPortUp(uint32_t port, bool up)
+{
+    RdmaPort& p = m_ports.at(port);
+    p.up = up;
+    if (!up)
+    {
+        p.pausedMask = 0;
+    }
+}
+
 uint32_t
 RdmaDevice::GetIndex() const
 {
@@ -193,8 +204,9 @@ RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
     // A corrupted frame still occupies the wire; the receiver discards it.
     // PFC frames are exempt: the model's PAUSE has no expiry timer, so a lost
     // RESUME would stall the priority for ever.
-    if (port.lossRate > 0 && p->kind != RdmaPacketKind::PAUSE && p->kind != RdmaPacketKind::RESUME &&
-        static_cast<double>(RdmaMix64(port.lossKey ^ RdmaMix64(n)) >> 11) * 0x1.0p-53 < port.lossRate)
+    if (!port.up ||
+        (port.lossRate > 0 && p->kind != RdmaPacketKind::PAUSE && p->kind != RdmaPacketKind::RESUME &&
+         static_cast<double>(RdmaMix64(port.lossKey ^ RdmaMix64(n)) >> 11) * 0x1.0p-53 < port.lossRate))
     {
         m_counters->linkLosses++;
         m_pool->Free(p);

@@ -30,7 +30,8 @@ struct RdmaCounters
     uint64_t cnps = 0;                 ///< congestion notifications received by senders
     uint64_t timeouts = 0;             ///< retransmission timeouts that rewound a flow
     uint64_t drops = 0;                ///< frames dropped by switch MMUs
-    uint64_t linkLosses = 0;           ///< frames lost on lossy links (error rate)
+    uint64_t linkLosses = 0;           ///< frames lost on the wire: error rate, or a failed link
+    uint64_t unroutable = 0;           ///< frames a switch discarded: no route after link failures
     uint64_t ecnMarks = 0;             ///< DATA frames marked CE
     uint64_t pauses = 0;               ///< PFC PAUSE frames sent
     uint64_t resumes = 0;              ///< PFC RESUME frames sent
@@ -70,6 +71,7 @@ struct RdmaPort
     /// error rate); draw n is a hash of (lossKey, n), n = txFrames before it.
     double lossRate = 0;
     uint64_t lossKey = 0;
+    bool up = true; ///< false while the link is failed: whatever is sent is lost
 };
 
 class RdmaDevice : public Object
@@ -88,6 +90,9 @@ class RdmaDevice : public Object
     /// Frames sent on `port` are lost with probability `rate`; the draws are
     /// counter-based with `key`, so they depend on this port's traffic only.
     void SetPortLoss(uint32_t port, double rate, uint64_t key);
+    /// The port's link failed (up = false) or came back. A failed link
+    /// carries no PAUSE: the priorities its peer paused are released.
+    void SetPortUp(uint32_t port, bool up);
 
     /// Routing table in CSR form: the equal-cost ports towards destination
     /// node d are ports[offsets[d] .. offsets[d+1]).

@@ -211,6 +211,12 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     default:
         break;
     }
+    if (!HasRoute(p->dst))
+    {
+        m_counters->unroutable++; // cut off by link failures
+        m_pool->Free(p);
+        return;
+    }
     const uint32_t out = SelectPort(p->src, p->dst, p->flow);
     // Control frames use queue 0, outside the MMU (as HPCC): never dropped
     // or paused-for.

@@ -19,6 +19,11 @@ namespace wormhole
 /// that belong to no link (application logic, global bookkeeping).
 constexpr uint32_t kNoOwner = 0xffffffffu;
 
+/// Flow ids from here on are never a flow's: FlowScheduled with one of them
+/// announces a known interrupt (a link failing or coming back), which ends
+/// skips of partitions on its links like a known start, but never starts.
+constexpr uint32_t kFirstInterruptId = 0xff000000u;
+
 /// Owner tag read by the kernel in Schedule(). A plain global (not
 /// thread_local): ns-3's sequential kernels run events on one thread.
 inline uint32_t g_currentOwner = kNoOwner;
@@ -82,6 +87,10 @@ class FlowListener
     /// so far (both cumulative, excluding kernel credit).
     virtual void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) = 0;
     virtual void FlowFinished(uint32_t flowId) = 0;
+    /// The flow's path changed (a link failed or came back): it leaves its
+    /// partition and joins the one of `links` (as in FlowStarted), keeping
+    /// what it has delivered; not a completion.
+    virtual void FlowRerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops) = 0;
 };
 
 /// What the kernel asks of a model when it skips a flow's partition.
@@ -148,6 +157,20 @@ struct FlowSeam
         if (NS3WH_SEAM_ACTIVE && listener)
         {
             listener->FlowFinished(flowId);
+        }
+    }
+
+    /// Known interrupt number n (0, 1, ...) at atNs touching `links`.
+    static void Interrupt(uint32_t n, uint64_t atNs, const std::vector<uint32_t>& links)
+    {
+        Scheduled(kFirstInterruptId + n, atNs, links);
+    }
+
+    static void Rerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops)
+    {
+        if (NS3WH_SEAM_ACTIVE && listener)
+        {
+            listener->FlowRerouted(flowId, links, dataHops);
         }
     }
 };

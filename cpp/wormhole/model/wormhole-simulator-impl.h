@@ -96,6 +96,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void FlowStarted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops, uint64_t bytes) override;
     void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
     void FlowFinished(uint32_t flowId) override;
+    void FlowRerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops) override;
 
     /// Simulated time skipped per flow (flow id, ns) of the most recent kernel.
     static std::vector<std::pair<uint32_t, int64_t>> LastFlowSkipped();
