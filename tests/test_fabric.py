@@ -41,6 +41,29 @@ RUN_PY_DCQCN_100G = {
 }
 
 CONTRACT_ATTRIBUTES = {
+    "ns3::RdmaNetwork::CongestionControl": "dcqcn",
+    "ns3::RdmaCongestionControl::MinRate": "1Gbps",
+    "ns3::RdmaCongestionControl::Window": "false",  # run.py dcqcn: HAS_WIN 0
+    "ns3::RdmaCongestionControl::VariableWindow": "false",
+    "ns3::RdmaNic::AckHighPriority": "true",  # ACK_HIGH_PRIO 1
+    # run.py hp at bw=100: RATE_AI 10*bw/25, U_TARGET 0.95, MI_THRESH 0, FAST_REACT 1, INT_MULTI bw/25
+    "ns3::HpccRateControl::RateAi": "40Mbps",
+    "ns3::HpccRateControl::UTarget": "0.95",
+    "ns3::HpccRateControl::MiThresh": "0",
+    "ns3::HpccRateControl::FastReact": "true",
+    "ns3::HpccRateControl::IntMulti": "4",
+    # run.py timely at bw=100: RATE_AI 10*bw/10, RATE_HAI 50*bw/10; the TIMELY paper's constants
+    "ns3::TimelyRateControl::RateAi": "100Mbps",
+    "ns3::TimelyRateControl::RateHai": "500Mbps",
+    "ns3::TimelyRateControl::Alpha": "0.875",
+    "ns3::TimelyRateControl::Beta": "0.8",
+    "ns3::TimelyRateControl::TLow": "50us",
+    "ns3::TimelyRateControl::THigh": "500us",
+    "ns3::TimelyRateControl::MinRtt": "20us",
+    "ns3::TimelyRateControl::HaiThresh": "5",
+    # run.py dctcp: DCTCP_RATE_AI 615 Mb/s, EWMA_GAIN 0.0625
+    "ns3::DctcpRateControl::RateAi": "615Mbps",
+    "ns3::DctcpRateControl::EwmaGain": "0.0625",
     "ns3::DcqcnRateControl::AlphaResumeInterval": "1us",
     "ns3::DcqcnRateControl::RateDecreaseInterval": "4us",
     "ns3::DcqcnRateControl::RpTimer": "300us",
@@ -48,7 +71,6 @@ CONTRACT_ATTRIBUTES = {
     "ns3::DcqcnRateControl::FastRecoveryTimes": "1",
     "ns3::DcqcnRateControl::RateAi": "20Mbps",
     "ns3::DcqcnRateControl::RateHai": "200Mbps",
-    "ns3::DcqcnRateControl::MinRate": "1Gbps",
     "ns3::DcqcnRateControl::ClampTargetRate": "false",
     "ns3::DcqcnRateControl::RateOnFirstCnp": "1",
     "ns3::RdmaNic::Mtu": "1000",
@@ -140,7 +162,7 @@ def test_from_mapping_units_and_values():
     attrs = cfg.to_ns3_attributes()
     assert attrs["ns3::DcqcnRateControl::RpTimer"] == "900us"
     assert attrs["ns3::DcqcnRateControl::RateAi"] == "50Mbps"
-    assert attrs["ns3::DcqcnRateControl::MinRate"] == "100Mbps"
+    assert attrs["ns3::RdmaCongestionControl::MinRate"] == "100Mbps"
     assert attrs["ns3::RdmaNic::Mtu"] == "9000"
     assert attrs["ns3::RdmaSwitchMmu::BufferSize"] == "32000000"
     assert attrs["ns3::RdmaSwitchMmu::PfcEnabled"] == "false"
@@ -239,3 +261,36 @@ def test_describe_rows():
     assert all(r[3] for r in rows)  # every parameter documented
     # every contract attribute is reachable from a field
     assert {attribute_name(n) for n in names} >= set(CONTRACT_ATTRIBUTES)
+
+
+# HPCC run.py at bw=100, per algorithm: has_win, var_win, ack_prio, KMIN/KMAX/PMAX maps.
+RUN_PY_PER_CC = {
+    "dcqcn": (False, False, True, 400_000, 1_600_000, 0.2),
+    "hpcc": (True, True, False, 400_000, 1_600_000, 0.2),
+    "timely": (False, False, True, 400_000, 1_600_000, 0.2),
+    "dctcp": (True, True, False, 300_000, 300_000, 1.0),  # kmin = kmax = 30*bw/10 KB
+}
+
+
+@pytest.mark.parametrize("cc", sorted(RUN_PY_PER_CC))
+def test_per_cc_defaults_follow_run_py(cc):
+    keys = ("window", "variable_window", "ack_high_priority", "kmin_bytes_per_100g", "kmax_bytes_per_100g", "pmax")
+    for make in (lambda: FabricConfig(cc=cc), lambda: FabricConfig.from_mapping({"cc": cc})):
+        cfg = make()
+        assert tuple(getattr(cfg, k) for k in keys) == RUN_PY_PER_CC[cc]
+        assert cfg.to_ns3_attributes()["ns3::RdmaNetwork::CongestionControl"] == cc
+
+
+def test_per_cc_defaults_yield_to_user_values():
+    cfg = FabricConfig.from_mapping({"cc": "dctcp", "kmin_bytes_per_100g": 100_000, "window": False})
+    assert (cfg.kmin_bytes_per_100g, cfg.kmax_bytes_per_100g, cfg.window) == (100_000, 300_000, False)
+    assert cfg.variable_window is True
+    # a resolved configuration round-trips
+    assert FabricConfig.from_mapping(cfg.as_dict()) == cfg
+
+
+def test_unknown_cc_named():
+    with pytest.raises(InputError, match=r"^scenario\.toml\[fabric\]\.cc: unknown congestion control 'hpc'"):
+        FabricConfig.from_mapping({"cc": "hpc"}, source="scenario.toml[fabric]")
+    with pytest.raises(InputError, match=r"^fabric\.cc: "):
+        FabricConfig.from_mapping({"cc": 3})

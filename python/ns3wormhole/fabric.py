@@ -1,4 +1,4 @@
-"""Fabric model parameters: DCQCN, NIC, switch MMU/PFC, ECN, seeds.
+"""Fabric model parameters: congestion control, NIC, switch MMU/PFC, ECN, seeds.
 
 :class:`FabricConfig` has one typed field per model parameter, with the defaults of
 HPCC ``run.py dcqcn`` at 100 Gbps (see ``docs/rdma-model-contract.md``).  A scenario's
@@ -7,6 +7,10 @@ unknown keys and impossible values naming the key (``fabric.mtu_bytes: ...``).
 :meth:`FabricConfig.to_ns3_attributes` gives the ns-3 attribute strings
 (``"ns3::DcqcnRateControl::RpTimer" -> "300us"``); :meth:`FabricConfig.describe`
 gives ``(key, default, unit, doc)`` rows for the README.
+
+``cc`` picks the congestion control (``dcqcn``, ``hpcc``, ``timely``, ``dctcp``).  The keys
+whose HPCC ``run.py`` default depends on it (:data:`CC_DEFAULTS`: window, ACK priority, ECN
+thresholds) default to ``None`` and take the chosen algorithm's value unless set.
 
 Units are in the field names: ``_us``/``_ns`` times, ``_mbps`` rates, ``_bytes`` sizes.
 In a mapping, time, rate and size fields also accept strings with units
@@ -26,8 +30,30 @@ import numpy as np
 from .errors import InputError
 from .topology import Topology, format_rate, format_time, parse_rate, parse_size, parse_time
 
-__all__ = ["FabricConfig", "attribute_name"]
+__all__ = ["FabricConfig", "attribute_name", "CC_NAMES", "CC_MODES", "CC_DEFAULTS"]
 
+CC_NAMES = ("dcqcn", "hpcc", "timely", "dctcp")
+"""Values of ``cc``: HPCC's CC_MODE 1, 3, 7 and 8."""
+CC_MODES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+"""HPCC ``config.txt`` CC_MODE -> ``cc``."""
+
+_ECN_DCQCN = {"kmin_bytes_per_100g": 400_000, "kmax_bytes_per_100g": 1_600_000, "pmax": 0.2}
+CC_DEFAULTS: dict[str, dict[str, Any]] = {
+    # HPCC run.py at 100G: has_win/var_win, ack_prio and the KMIN/KMAX/PMAX maps per algorithm.
+    "dcqcn": {"window": False, "variable_window": False, "ack_high_priority": True, **_ECN_DCQCN},
+    "hpcc": {"window": True, "variable_window": True, "ack_high_priority": False, **_ECN_DCQCN},
+    "timely": {"window": False, "variable_window": False, "ack_high_priority": True, **_ECN_DCQCN},
+    "dctcp": {
+        "window": True, "variable_window": True, "ack_high_priority": False,
+        "kmin_bytes_per_100g": 300_000, "kmax_bytes_per_100g": 300_000, "pmax": 1.0,
+    },
+}
+"""Per-algorithm defaults of the keys that default to ``None``."""
+
+_CC = "ns3::RdmaCongestionControl::"
+_HPCC = "ns3::HpccRateControl::"
+_TIMELY = "ns3::TimelyRateControl::"
+_DCTCP = "ns3::DctcpRateControl::"
 _DCQCN = "ns3::DcqcnRateControl::"
 _NIC = "ns3::RdmaNic::"
 _MMU = "ns3::RdmaSwitchMmu::"
@@ -48,7 +74,8 @@ def _f(
     hi: float | None = None,
     lo_open: bool = False,
 ) -> Any:
-    """A field with its ns-3 attribute, kind (value conversion), unit, doc and range."""
+    """A field with its ns-3 attribute, kind (value conversion), unit, doc and range.
+    Kind ``choice``: one of :data:`CC_NAMES`."""
     return field(
         default=default,
         metadata={"attr": attr, "kind": kind, "unit": unit, "doc": doc, "lo": lo, "hi": hi, "lo_open": lo_open},
@@ -57,7 +84,87 @@ def _f(
 
 @dataclass(frozen=True)
 class FabricConfig:
-    """Every parameter of the RDMA fabric model; defaults = HPCC ``run.py dcqcn``, 100G."""
+    """Every parameter of the RDMA fabric model; defaults = HPCC ``run.py`` at 100G for
+    the chosen ``cc`` (``dcqcn`` by default)."""
+
+    # --- congestion control, shared (ns3::RdmaNetwork, ns3::RdmaCongestionControl) ---
+    cc: str = _f(
+        "dcqcn", _NET + "CongestionControl", "choice", "",
+        "Congestion control: dcqcn, hpcc, timely or dctcp (HPCC CC_MODE 1, 3, 7, 8; docs/congestion-control.md).")
+    min_rate_mbps: float = _f(
+        1000.0, _CC + "MinRate", "rate_mbps", "Mbps",
+        "Floor of the sending rate, every algorithm (MIN_RATE).",
+        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
+    window: bool | None = _f(
+        None, _CC + "Window", "bool", "",
+        "Limit bytes in flight to the flow's bandwidth-delay product (HAS_WIN); default per cc: "
+        "on for hpcc and dctcp.")
+    variable_window: bool | None = _f(
+        None, _CC + "VariableWindow", "bool", "",
+        "With window: window = sending rate x base RTT instead of line rate x base RTT (VAR_WIN); "
+        "default per cc: on for hpcc and dctcp.")
+    ack_high_priority: bool | None = _f(
+        None, _NIC + "AckHighPriority", "bool", "",
+        "ACK/NACK/CNP frames use the switches' strict-priority control queue (ACK_HIGH_PRIO); off: "
+        "the data queue of their flow's priority group. Default per cc: on for dcqcn and timely.")
+
+    # --- HPCC (ns3::HpccRateControl) -------------------------------------------------
+    hpcc_rate_ai_mbps: float = _f(
+        40.0, _HPCC + "RateAi", "rate_mbps", "Mbps",
+        "HPCC additive increase per update, W_AI/T (RATE_AI; run.py hp: 10*bw/25 Mbps).",
+        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
+    hpcc_u_target: float = _f(
+        0.95, _HPCC + "UTarget", "float", "fraction",
+        "HPCC target utilisation eta of the most loaded hop (U_TARGET).", lo=0.01, hi=1)
+    hpcc_mi_thresh: int = _f(
+        0, _HPCC + "MiThresh", "int", "updates",
+        "HPCC additive-only per-RTT updates allowed in a row below eta, maxStage (MI_THRESH).",
+        lo=0, hi=_UINT32_MAX)
+    hpcc_fast_react: bool = _f(
+        True, _HPCC + "FastReact", "bool", "",
+        "HPCC applies the rate computed on every ACK, not only once per RTT (FAST_REACT).")
+    hpcc_int_multi: int = _f(
+        4, _HPCC + "IntMulti", "int", "",
+        "INT field units: queue length in 80 x this bytes, byte counter in 128 x this bytes "
+        "(INT_MULTI; run.py hp: bw/25).", lo=1, hi=_UINT32_MAX)
+
+    # --- TIMELY (ns3::TimelyRateControl) ---------------------------------------------
+    timely_rate_ai_mbps: float = _f(
+        100.0, _TIMELY + "RateAi", "rate_mbps", "Mbps",
+        "TIMELY additive increase per update, delta (RATE_AI; run.py timely: 10*bw/10 Mbps).",
+        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
+    timely_rate_hai_mbps: float = _f(
+        500.0, _TIMELY + "RateHai", "rate_mbps", "Mbps",
+        "TIMELY hyper-active increase after timely_hai_thresh falling-RTT updates (RATE_HAI; 50*bw/10 Mbps).",
+        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
+    timely_alpha: float = _f(
+        0.875, _TIMELY + "Alpha", "float", "",
+        "TIMELY EWMA weight of a new RTT difference.", lo=0, hi=1)
+    timely_beta: float = _f(
+        0.8, _TIMELY + "Beta", "float", "",
+        "TIMELY multiplicative-decrease factor.", lo=0, hi=1)
+    timely_t_low_us: float = _f(
+        50.0, _TIMELY + "TLow", "time_us", "us",
+        "TIMELY: below this RTT the rate only increases.", lo=0)
+    timely_t_high_us: float = _f(
+        500.0, _TIMELY + "THigh", "time_us", "us",
+        "TIMELY: above this RTT the rate falls in proportion to the excess.", lo=0)
+    timely_min_rtt_us: float = _f(
+        20.0, _TIMELY + "MinRtt", "time_us", "us",
+        "TIMELY: the RTT that normalises the gradient.", lo=0, lo_open=True)
+    timely_hai_thresh: int = _f(
+        5, _TIMELY + "HaiThresh", "int", "updates",
+        "TIMELY: non-positive gradients in a row before hyper-active increase.", lo=1, hi=_UINT32_MAX)
+
+    # --- DCTCP (ns3::DctcpRateControl) -----------------------------------------------
+    dctcp_rate_ai_mbps: float = _f(
+        615.0, _DCTCP + "RateAi", "rate_mbps", "Mbps",
+        "DCTCP rate added per window without a cut, one MTU per RTT (DCTCP_RATE_AI).",
+        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
+    dctcp_ewma_gain: float = _f(
+        1 / 16, _DCTCP + "EwmaGain", "float", "",
+        "DCTCP gain g: alpha <- (1-g)*alpha + g*(marked fraction of the window) (EWMA_GAIN).",
+        lo=0, hi=1, lo_open=True)
 
     # --- DCQCN reaction point (ns3::DcqcnRateControl), Mellanox flavour -------------
     alpha_resume_interval_us: float = _f(
@@ -87,10 +194,6 @@ class FabricConfig:
     rate_hai_mbps: float = _f(
         200.0, _DCQCN + "RateHai", "rate_mbps", "Mbps",
         "Hyper-increase step of the target rate (RATE_HAI; run.py: 50*bw/25 Mbps).",
-        lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
-    min_rate_mbps: float = _f(
-        1000.0, _DCQCN + "MinRate", "rate_mbps", "Mbps",
-        "Floor of the sending rate after a decrease (MIN_RATE).",
         lo=0, hi=_MAX_RATE_MBPS, lo_open=True)
     clamp_target_rate: bool = _f(
         False, _DCQCN + "ClampTargetRate", "bool", "",
@@ -145,17 +248,20 @@ class FabricConfig:
 
     # --- ECN marking (ns3::RdmaSwitch) -----------------------------------------------
     ecn_enabled: bool = _f(True, _SW + "EcnEnabled", "bool", "", "Mark ECN CE at egress dequeue.")
-    kmin_bytes_per_100g: int = _f(
-        400_000, _SW + "KminPer100G", "bytes", "bytes",
-        "Egress queue length where marking starts, at 100 Gbps; scales linearly with link rate (KMIN, KB = 1000 B).",
+    kmin_bytes_per_100g: int | None = _f(
+        None, _SW + "KminPer100G", "bytes", "bytes",
+        "Egress queue length where marking starts, at 100 Gbps; scales linearly with link rate "
+        "(KMIN, KB = 1000 B). Default per cc: 400000; dctcp 300000.",
         lo=0, hi=2**63 - 1)
-    kmax_bytes_per_100g: int = _f(
-        1_600_000, _SW + "KmaxPer100G", "bytes", "bytes",
-        "Egress queue length above which every packet is marked, at 100 Gbps; scales with link rate (KMAX).",
+    kmax_bytes_per_100g: int | None = _f(
+        None, _SW + "KmaxPer100G", "bytes", "bytes",
+        "Egress queue length above which every packet is marked, at 100 Gbps; scales with link rate "
+        "(KMAX). Default per cc: 1600000; dctcp 300000.",
         lo=0, hi=2**63 - 1)
-    pmax: float = _f(
-        0.2, _SW + "Pmax", "float", "probability",
-        "Marking probability at kmax; linear from 0 at kmin (PMAX).", lo=0, hi=1)
+    pmax: float | None = _f(
+        None, _SW + "Pmax", "float", "probability",
+        "Marking probability at kmax; linear from 0 at kmin (PMAX). Default per cc: 0.2; dctcp 1.",
+        lo=0, hi=1)
     ecn_map: tuple[tuple[int, int, int, float], ...] = _f(
         (), _SW + "EcnMap", "ecn_map", "table",
         "Per link rate ECN thresholds (KMIN_MAP/KMAX_MAP/PMAX_MAP): "
@@ -183,6 +289,11 @@ class FabricConfig:
         self._validate("fabric")
 
     def _validate(self, source: str) -> None:
+        if self.cc not in CC_NAMES:
+            raise InputError(f"{source}.cc", None, f"unknown congestion control {self.cc!r}; known: {', '.join(CC_NAMES)}")
+        for key, value in CC_DEFAULTS[self.cc].items():
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, value)
         for f in dataclasses.fields(self):
             value = _normalise(f, getattr(self, f.name), f"{source}.{f.name}")
             object.__setattr__(self, f.name, value)
@@ -260,7 +371,10 @@ class FabricConfig:
         """``(key, default, unit, doc)`` rows, in field order, for README tables."""
         rows = []
         for f in dataclasses.fields(cls):
-            default = "unset" if f.default is None else _display(f.metadata["kind"], f.default)
+            if f.name in CC_DEFAULTS["dcqcn"]:
+                default = "per cc"
+            else:
+                default = "unset" if f.default is None else _display(f.metadata["kind"], f.default)
             rows.append((f.name, default, f.metadata["unit"], f.metadata["doc"]))
         return rows
 
@@ -314,6 +428,10 @@ def _normalise(f: dataclasses.Field, value: Any, key: str) -> Any:
         return None
     if kind == "ecn_map":
         return _normalise_ecn_map(value, key)
+    if kind == "choice":
+        if not isinstance(value, str):
+            raise InputError(key, None, f"expected a string, got {value!r}")
+        return value
     if not _is_number(value):
         raise InputError(key, None, f"expected a number, got {value!r}")
     value = float(value)
@@ -393,6 +511,8 @@ def _ns3_string(kind: str, value: Any) -> str:
     if kind == "ecn_map":
         # ns3::RdmaSwitch::EcnMap: "rate_bps:kmin_bytes:kmax_bytes:pmax" entries, comma-separated.
         return ",".join(f"{r}:{lo}:{hi}:{_format_float(p)}" for r, lo, hi, p in value)
+    if kind == "choice":
+        return str(value)
     if kind == "time_us":
         return format_time(round(value * 1000))
     if kind == "time_ns":
@@ -410,6 +530,8 @@ def _display(kind: str, value: Any) -> str:
     if kind == "ecn_map":
         return "{}" if not value else "; ".join(
             f"{format_rate(r)}: {lo / 1000:g}/{hi / 1000:g} KB, {p:g}" for r, lo, hi, p in value)
+    if kind == "choice":
+        return str(value)
     if kind == "bool":
         return "true" if value else "false"
     if kind in ("float", "time_us", "rate_mbps"):

@@ -133,12 +133,14 @@ RdmaNetwork::StartFlow(uint32_t index)
     RdmaQueuePair& qp = *m_flows[index];
     NS_LOG_FUNCTION(this << qp.id);
     qp.cc = m_ccPrototype->Fork();
+    qp.telemetryBytes = qp.cc->GetTelemetryBytes();
     qp.links = DataLinks(index);
     if (std::vector<uint32_t> path; m_linkEvents > 0 && !TryDataLinks(index, path))
     {
         m_stalled.push_back(index); // starts cut off by a failed link
     }
     qp.idealFctNs = IdealFctNs(qp);
+    qp.baseRtt = BaseRttSteps(qp);
     m_activeFlows++;
     m_nics[qp.src]->StartFlow(qp);
     // The kernel hears of the flow once its first frame is scheduled (so a
@@ -160,9 +162,10 @@ RdmaNetwork::IdealFctNs(const RdmaQueuePair& qp) const
     const RdmaNic& nic = *m_nics[qp.src];
     const uint64_t mtu = nic.GetMtu();
     const uint64_t frames = (qp.bytes + mtu - 1) / mtu;
-    const double fullBits = 8e9 * static_cast<double>(mtu + nic.GetHeaderBytes());
-    const double lastBits =
-        8e9 * static_cast<double>(qp.bytes - (frames - 1) * mtu + nic.GetHeaderBytes());
+    const uint32_t header = nic.GetHeaderBytes() + qp.telemetryBytes;
+    const double fullBits = 8e9 * static_cast<double>(mtu + header);
+    const double lastBits = 8e9 * static_cast<double>(qp.bytes - (frames - 1) * mtu + header);
+    const double ackBits = 8e9 * static_cast<double>(kRdmaControlBytes + qp.telemetryBytes);
     double sumTx = 0;
     double maxTx = 0;
     double sumDelay = 0;
@@ -178,9 +181,25 @@ RdmaNetwork::IdealFctNs(const RdmaQueuePair& qp) const
             frames > 1 ? sumTx + sumDelay + static_cast<double>(frames - 2) * maxTx : 0;
         last = std::max(previous, last) + lastBits / rate + delay;
         sumDelay += delay;
-        ack += kRdmaControlBytes * 8e9 / rate + delay;
+        ack += ackBits / rate + delay;
     }
     return last + ack;
+}
+
+int64_t
+RdmaNetwork::BaseRttSteps(const RdmaQueuePair& qp) const
+{
+    // One full frame store-and-forwarded to the receiver, its ACK back.
+    const RdmaNic& nic = *m_nics[qp.src];
+    const double dataBits = 8.0 * (nic.GetMtu() + nic.GetHeaderBytes() + qp.telemetryBytes);
+    const double ackBits = 8.0 * (kRdmaControlBytes + qp.telemetryBytes);
+    double seconds = 0;
+    for (uint32_t id : qp.links)
+    {
+        const auto rate = static_cast<double>(m_links[id].rateBps);
+        seconds += (dataBits + ackBits) / rate + 2e-9 * static_cast<double>(m_links[id].delayNs);
+    }
+    return Seconds(seconds).GetTimeStep();
 }
 
 void

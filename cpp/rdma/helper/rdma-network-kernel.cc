@@ -36,8 +36,12 @@ RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBp
     auto it = std::find_if(m_nics.begin(), m_nics.end(), [](const Ptr<RdmaNic>& n) { return n != nullptr; });
     const RdmaNic* nic = it == m_nics.end() ? nullptr : PeekPointer(*it);
     const double mtu = nic ? nic->GetMtu() : 1000.0;
-    const double header = nic ? nic->GetHeaderBytes() : 48.0;
-    payloadBps = lineBps * mtu / (mtu + header);
+    const double header = (nic ? nic->GetHeaderBytes() : 48.0) +
+                          (m_ccPrototype ? m_ccPrototype->GetTelemetryBytes() : 0);
+    // What a steady state fills: the payload share, times the utilisation
+    // the congestion control aims at (HPCC holds links at UTarget).
+    const double target = m_ccPrototype ? m_ccPrototype->GetTargetUtilisation() : 1.0;
+    payloadBps = lineBps * mtu / (mtu + header) * target;
 }
 
 std::vector<double>

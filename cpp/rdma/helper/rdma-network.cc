@@ -7,9 +7,11 @@
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
+#include "ns3/string.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace ns3
@@ -49,6 +51,13 @@ RdmaNetwork::GetTypeId()
             .SetParent<Object>()
             .SetGroupName("Rdma")
             .AddConstructor<RdmaNetwork>()
+            .AddAttribute("CongestionControl",
+                          "Congestion control of every flow: dcqcn, hpcc, timely, dctcp, "
+                          "or the TypeId name of an RdmaCongestionControl",
+                          StringValue("dcqcn"),
+                          MakeStringAccessor(&RdmaNetwork::SetCongestionControlName,
+                                             &RdmaNetwork::GetCongestionControlName),
+                          MakeStringChecker())
             .AddAttribute("Seed",
                           "Seed of the ECMP hashes and the per-port ECN marking draws",
                           UintegerValue(1),
@@ -121,6 +130,26 @@ RdmaNetwork::SetCongestionControl(const std::string& typeId)
     }
     m_ccFactory = ObjectFactory();
     m_ccFactory.SetTypeId(tid);
+}
+
+void
+RdmaNetwork::SetCongestionControlName(std::string name)
+{
+    static const std::map<std::string, std::string> kShort = {
+        {"dcqcn", "ns3::DcqcnRateControl"},
+        {"hpcc", "ns3::HpccRateControl"},
+        {"timely", "ns3::TimelyRateControl"},
+        {"dctcp", "ns3::DctcpRateControl"},
+    };
+    const auto it = kShort.find(name);
+    SetCongestionControl(it == kShort.end() ? name : it->second);
+    m_ccName = std::move(name);
+}
+
+std::string
+RdmaNetwork::GetCongestionControlName() const
+{
+    return m_ccName;
 }
 
 void

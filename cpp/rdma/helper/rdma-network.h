@@ -117,6 +117,10 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// Congestion control of every flow (default ns3::DcqcnRateControl).
     void SetCongestionControl(const std::string& typeId);
     void SetCongestionControlAttribute(const std::string& name, const AttributeValue& value);
+    /// By short name (dcqcn, hpcc, timely, dctcp) or TypeId name: the
+    /// CongestionControl attribute.
+    void SetCongestionControlName(std::string name);
+    std::string GetCongestionControlName() const;
 
     /// Create nodes, devices, ports and routes. Throws std::invalid_argument
     /// naming the offending link.
@@ -193,6 +197,8 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
                     const std::function<void(uint32_t, uint32_t)>& visit) const;
     void StartFlow(uint32_t index);
     double IdealFctNs(const RdmaQueuePair& qp) const;
+    /// Time steps for one full frame out and its ACK back on an idle path.
+    int64_t BaseRttSteps(const RdmaQueuePair& qp) const;
     void FlowDone(RdmaQueuePair& qp);
     void ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause);
     const RdmaQueuePair& FlowById(uint32_t flowId) const;
@@ -203,6 +209,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
 
     // Attributes.
     uint64_t m_seed;
+    std::string m_ccName = "dcqcn";
     Time m_queueSampleInterval;
     Time m_rateSampleInterval;
 

@@ -58,11 +58,6 @@ DcqcnRateControl::GetTypeId()
                           DataRateValue(DataRate("200Mbps")),
                           MakeDataRateAccessor(&DcqcnRateControl::m_rateHai),
                           MakeDataRateChecker())
-            .AddAttribute("MinRate",
-                          "Floor of the sending rate",
-                          DataRateValue(DataRate("1000Mbps")),
-                          MakeDataRateAccessor(&DcqcnRateControl::m_minRate),
-                          MakeDataRateChecker())
             .AddAttribute("ClampTargetRate",
                           "Set the target to the current rate on every decrease",
                           BooleanValue(false),
@@ -90,7 +85,7 @@ DcqcnRateControl::DoStart()
     m_nsStep = NanoSeconds(1).GetTimeStep();
     m_ai = static_cast<double>(m_rateAi.GetBitRate());
     m_hai = static_cast<double>(m_rateHai.GetBitRate());
-    m_min = static_cast<double>(m_minRate.GetBitRate());
+    m_min = MinRateBps();
     m_target = m_qp->rate;
 }
 

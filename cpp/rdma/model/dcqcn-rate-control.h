@@ -49,7 +49,6 @@ class DcqcnRateControl : public RdmaCongestionControl
     uint32_t m_fastRecoveryTimes;
     DataRate m_rateAi;
     DataRate m_rateHai;
-    DataRate m_minRate;
     bool m_clampTargetRate;
     double m_rateOnFirstCnp;
 

@@ -4,6 +4,7 @@
 
 #include "rdma-nic.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 
 namespace ns3
@@ -16,7 +17,26 @@ TypeId
 RdmaCongestionControl::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::RdmaCongestionControl").SetParent<Object>().SetGroupName("Rdma");
+        TypeId("ns3::RdmaCongestionControl")
+            .SetParent<Object>()
+            .SetGroupName("Rdma")
+            .AddAttribute("MinRate",
+                          "Floor of the sending rate",
+                          DataRateValue(DataRate("1000Mbps")),
+                          MakeDataRateAccessor(&RdmaCongestionControl::m_minRate),
+                          MakeDataRateChecker())
+            .AddAttribute("Window",
+                          "Limit bytes in flight to a window (HPCC HAS_WIN): the "
+                          "bandwidth-delay product of the flow's line rate and base RTT",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&RdmaCongestionControl::m_window),
+                          MakeBooleanChecker())
+            .AddAttribute("VariableWindow",
+                          "Scale the window with the sending rate (HPCC VAR_WIN): "
+                          "window = rate x base RTT",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&RdmaCongestionControl::m_variableWindow),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -24,7 +44,56 @@ void
 RdmaCongestionControl::Start(RdmaQueuePair* qp)
 {
     m_qp = qp;
+    qp->telemetry = GetTelemetry();
+    qp->telemetryBytes = GetTelemetryBytes();
+    SetRate(qp->rate);
     DoStart();
+}
+
+uint8_t
+RdmaCongestionControl::GetTelemetry() const
+{
+    return 0;
+}
+
+uint32_t
+RdmaCongestionControl::GetTelemetryBytes() const
+{
+    return 0;
+}
+
+double
+RdmaCongestionControl::GetTargetUtilisation() const
+{
+    return 1.0;
+}
+
+double
+RdmaCongestionControl::MinRateBps() const
+{
+    return static_cast<double>(m_minRate.GetBitRate());
+}
+
+double
+RdmaCongestionControl::ClampRate(double bps) const
+{
+    return std::clamp(bps, std::min(MinRateBps(), m_qp->lineRate), m_qp->lineRate);
+}
+
+double
+RdmaCongestionControl::BaseRttSeconds() const
+{
+    return Time(m_qp->baseRtt).GetSeconds();
+}
+
+void
+RdmaCongestionControl::Stop()
+{
+}
+
+void
+RdmaCongestionControl::OnCnp()
+{
 }
 
 void
@@ -61,7 +130,14 @@ RdmaCongestionControl::RestoreState(const std::vector<double>& state)
 void
 RdmaCongestionControl::SetRate(double bps)
 {
-    m_qp->nic->SetQpRate(*m_qp, bps);
+    // Each algorithm keeps its rate within [MinRate, line rate] itself.
+    const double rate = bps;
+    if (m_window)
+    {
+        const double shown = m_variableWindow ? rate : m_qp->lineRate;
+        m_qp->window = std::max(1.0, shown * BaseRttSeconds() / 8);
+    }
+    m_qp->nic->SetQpRate(*m_qp, rate);
 }
 
 void

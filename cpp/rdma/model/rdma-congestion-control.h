@@ -1,5 +1,7 @@
 // Sender-side congestion control, one instance per queue pair. The NIC only
-// talks to this interface, so HPCC, TIMELY or DCTCP can be added beside DCQCN.
+// talks to this interface (DCQCN, HPCC, TIMELY, DCTCP sit behind it). The base
+// owns what every algorithm shares: the rate floor and the in-flight window
+// (docs/congestion-control.md).
 #ifndef RDMA_CONGESTION_CONTROL_H
 #define RDMA_CONGESTION_CONTROL_H
 
@@ -9,6 +11,7 @@
 
 #include "flow-seam.h"
 
+#include "ns3/data-rate.h"
 #include "ns3/object.h"
 #include "ns3/simulator.h"
 
@@ -27,15 +30,26 @@ class RdmaCongestionControl : public Object
 
     /// The flow starts, at the line rate of its NIC port.
     void Start(RdmaQueuePair* qp);
-    /// The flow completed: cancel every timer.
-    virtual void Stop() = 0;
-    /// A congestion notification reached the sender (ACK/NACK flag or CNP frame).
-    virtual void OnCnp() = 0;
+    /// The flow completed: cancel every timer. Default: nothing (no timers).
+    virtual void Stop();
+    /// A congestion notification reached the sender (ACK/NACK flag or CNP
+    /// frame). Default: nothing (algorithms that ignore ECN or read it in OnAck).
+    virtual void OnCnp();
     /// Every ACK/NACK, after the sender state has advanced. Default: nothing.
     virtual void OnAck(const RdmaPacket& ack);
     /// The Wormhole kernel moved this flow's pending timers by dtSteps: move
     /// any absolute timestamps kept outside events too. Default: nothing.
     virtual void Shift(int64_t dtSteps);
+
+    /// What the NIC stamps on each DATA frame for this controller (the
+    /// RdmaQueuePair::telemetry codes) and the bytes that adds on the wire
+    /// of DATA frames and their ACKs. Default: nothing, 0 bytes.
+    virtual uint8_t GetTelemetry() const;
+    virtual uint32_t GetTelemetryBytes() const;
+
+    /// The share of a bottleneck's capacity this controller aims to fill in
+    /// steady state (HPCC: UTarget). Default 1.
+    virtual double GetTargetUtilisation() const;
 
     double GetRate() const;
     /// The controller's state as numbers (rate first), for the Wormhole
@@ -49,8 +63,15 @@ class RdmaCongestionControl : public Object
     void DoDispose() override;
     virtual void DoStart() = 0;
 
-    /// Apply a new sending rate to the flow (pacing).
+    /// Apply a new sending rate to the flow (pacing), clamped to
+    /// [MinRate, line rate], and the window that follows from it.
     void SetRate(double bps);
+    /// The rate floor in bit/s.
+    double MinRateBps() const;
+    /// `bps` kept within [MinRate, line rate].
+    double ClampRate(double bps) const;
+    /// The flow's base RTT in seconds (RdmaQueuePair::baseRtt).
+    double BaseRttSeconds() const;
 
     /// Schedule a timer of this flow: owned by its host link, run in the
     /// context of the node it is scheduled from (the source host).
@@ -63,6 +84,11 @@ class RdmaCongestionControl : public Object
     }
 
     RdmaQueuePair* m_qp = nullptr;
+
+  private:
+    DataRate m_minRate;
+    bool m_window;
+    bool m_variableWindow;
 };
 
 } // namespace ns3

@@ -4,12 +4,14 @@
 
 #include "flow-seam.h"
 
+#include "ns3/boolean.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace ns3
 {
@@ -56,7 +58,14 @@ RdmaNic::GetTypeId()
                           "Gap added to the pacing interval of every DATA frame",
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&RdmaNic::m_ifg),
-                          MakeTimeChecker(Time(0)));
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("AckHighPriority",
+                          "ACK, NACK and CNP frames travel in the strict-priority control "
+                          "queue of switches (HPCC ACK_HIGH_PRIO 1); false: in the data "
+                          "queue of their flow's priority group, through the MMU",
+                          BooleanValue(true),
+                          MakeBooleanAccessor(&RdmaNic::m_ackHighPriority),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -177,7 +186,7 @@ RdmaNic::PickQp(Egress& eg, const RdmaPort& port, int64_t now)
     {
         const uint32_t i = (eg.rr + k) % n;
         RdmaQueuePair* qp = eg.qps[i];
-        if (!(port.pausedMask >> qp->pg & 1) && qp->sndNxt < qp->size && qp->nextAvail <= t)
+        if (!(port.pausedMask >> qp->pg & 1) && HasSendable(*qp) && qp->nextAvail <= t)
         {
             eg.rr = i;
             return qp;
@@ -225,7 +234,7 @@ RdmaNic::ScheduleNext(uint32_t port)
     double earliest = std::numeric_limits<double>::infinity();
     for (const RdmaQueuePair* qp : eg.qps)
     {
-        if (!(p.pausedMask >> qp->pg & 1) && qp->sndNxt < qp->size)
+        if (!(p.pausedMask >> qp->pg & 1) && HasSendable(*qp))
         {
             earliest = std::min(earliest, qp->nextAvail);
         }
@@ -234,6 +243,13 @@ RdmaNic::ScheduleNext(uint32_t port)
     {
         ScheduleService(p, port, std::max(p.busyUntil, static_cast<int64_t>(std::ceil(earliest))));
     }
+}
+
+bool
+RdmaNic::HasSendable(const RdmaQueuePair& qp)
+{
+    return qp.sndNxt < qp.size &&
+           (qp.window == 0 || static_cast<double>(qp.sndNxt - qp.sndUna) < qp.window);
 }
 
 RdmaPacket*
@@ -247,7 +263,13 @@ RdmaNic::MakeData(RdmaQueuePair& qp, int64_t now)
     p->pg = static_cast<uint8_t>(qp.pg);
     p->seq = qp.sndNxt;
     p->payload = static_cast<uint32_t>(std::min<uint64_t>(m_mtu, qp.size - qp.sndNxt));
-    p->wire = p->payload + m_headerBytes;
+    p->wire = p->payload + m_headerBytes + qp.telemetryBytes;
+    if (qp.telemetry)
+    {
+        p->telemetry = m_pool->AllocTelemetry();
+        p->telemetry->sentAt = now - qp.clockShift;
+        p->telemetry->collectHops = qp.telemetry > 1;
+    }
 
     qp.dataPackets++;
     m_counters->dataPackets++;
@@ -316,7 +338,8 @@ RdmaNic::ReceiveAck(const RdmaPacket& p)
     {
         return;
     }
-    if (p.seq > qp.sndUna)
+    const bool advanced = p.seq > qp.sndUna;
+    if (advanced)
     {
         qp.sndUna = std::min(p.seq, qp.size);
         qp.sndNxt = std::max(qp.sndNxt, qp.sndUna);
@@ -338,6 +361,10 @@ RdmaNic::ReceiveAck(const RdmaPacket& p)
     {
         qp.sndNxt = qp.sndUna; // go-back-N
         Kick(qp.port);
+    }
+    else if (qp.window != 0 && advanced)
+    {
+        Kick(qp.port); // the window opened
     }
 }
 
@@ -380,6 +407,7 @@ RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
     qp.nextAvail += static_cast<double>(dtSteps);
     qp.lastProgress += dtSteps;
     qp.nackUntil += dtSteps;
+    qp.clockShift += dtSteps;
     qp.cc->Shift(dtSteps);
     if (qp.sndUna >= qp.size)
     {
@@ -422,16 +450,19 @@ RdmaNic::Receive(uint32_t port, RdmaPacket* p)
 }
 
 void
-RdmaNic::ReceiveData(const RdmaPacket& p)
+RdmaNic::ReceiveData(RdmaPacket& p)
 {
     RdmaQueuePair& qp = *(*m_flows)[p.flow];
+    // The frame is freed after this; what it collected goes with its ACK.
+    RdmaTelemetry* echo = p.telemetry;
+    p.telemetry = nullptr;
     if (p.seq == qp.rcvNxt)
     {
         qp.rcvNxt += p.payload;
         if (++qp.unacked >= m_ackInterval || qp.rcvNxt >= qp.size)
         {
             qp.unacked = 0;
-            SendControl(qp, RdmaPacketKind::ACK, p.ce);
+            SendControl(qp, RdmaPacketKind::ACK, p.ce, std::exchange(echo, nullptr));
         }
         else if (p.ce)
         {
@@ -447,7 +478,7 @@ RdmaNic::ReceiveData(const RdmaPacket& p)
         {
             qp.nackUntil = now + m_nackInterval.GetTimeStep();
             qp.lastNack = qp.rcvNxt;
-            SendControl(qp, RdmaPacketKind::NACK, p.ce);
+            SendControl(qp, RdmaPacketKind::NACK, p.ce, std::exchange(echo, nullptr));
         }
         else if (p.ce)
         {
@@ -456,12 +487,16 @@ RdmaNic::ReceiveData(const RdmaPacket& p)
     }
     else
     {
-        SendControl(qp, RdmaPacketKind::ACK, p.ce); // duplicate: re-ACK
+        SendControl(qp, RdmaPacketKind::ACK, p.ce, std::exchange(echo, nullptr)); // duplicate: re-ACK
+    }
+    if (echo)
+    {
+        m_pool->FreeTelemetry(echo);
     }
 }
 
 void
-RdmaNic::SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp)
+RdmaNic::SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp, RdmaTelemetry* echo)
 {
     RdmaPacket* c = m_pool->Alloc();
     c->kind = kind;
@@ -469,8 +504,10 @@ RdmaNic::SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp)
     c->src = m_index;
     c->dst = qp.src;
     c->seq = qp.rcvNxt;
-    c->wire = kRdmaControlBytes;
+    c->wire = kRdmaControlBytes + (kind == RdmaPacketKind::CNP ? 0 : qp.telemetryBytes);
     c->cnp = cnp;
+    c->telemetry = echo;
+    c->pg = m_ackHighPriority ? 0 : static_cast<uint8_t>(qp.pg);
     if (kind == RdmaPacketKind::ACK)
     {
         m_counters->acks++;

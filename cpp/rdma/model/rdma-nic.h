@@ -68,9 +68,13 @@ class RdmaNic : public RdmaDevice
     /// Pacing gap, in time steps, after a frame of `wire` bytes at `rate`.
     double PacingGap(const RdmaQueuePair& qp, uint32_t wire, double rate) const;
 
-    void ReceiveData(const RdmaPacket& p);
+    /// The queue pair may send: bytes left and, under a window, room in it.
+    static bool HasSendable(const RdmaQueuePair& qp);
+
+    void ReceiveData(RdmaPacket& p);
     void ReceiveAck(const RdmaPacket& p);
-    void SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp);
+    /// `echo`: telemetry of the acknowledged frame, handed to the ACK/NACK.
+    void SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp, RdmaTelemetry* echo = nullptr);
 
     void ArmRetransmit(RdmaQueuePair& qp, int64_t at);
     void RetransmitCheck(RdmaQueuePair* qp);
@@ -83,6 +87,7 @@ class RdmaNic : public RdmaDevice
     Time m_nackInterval;
     Time m_retransmitTimeout;
     Time m_ifg;
+    bool m_ackHighPriority;
 
     std::vector<Egress> m_egress;
     const FlowTable* m_flows = nullptr;

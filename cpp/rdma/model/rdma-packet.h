@@ -24,6 +24,29 @@ enum class RdmaPacketKind : uint8_t
     RESUME, ///< PFC: restart priority `pg`
 };
 
+/// What one switch egress reports for HPCC's in-band telemetry (INT).
+struct RdmaIntHop
+{
+    int64_t ts;       ///< time step of the dequeue
+    uint64_t txBytes; ///< bytes the port has sent, this frame included
+    uint64_t qlen;    ///< bytes queued at the port behind this frame
+    uint64_t rateBps; ///< line rate of the port
+};
+
+/// Telemetry a sender asked for: its send time (TIMELY's RTT), and for HPCC
+/// one record per switch egress. Data frames of controllers that need none
+/// carry none: the field stays null and switches do no per-hop work.
+struct RdmaTelemetry
+{
+    static constexpr uint32_t kMaxHops = 5;
+
+    RdmaTelemetry* next; ///< free list
+    int64_t sentAt;      ///< sender's flow clock at send (see RdmaQueuePair::clockShift)
+    bool collectHops;    ///< switches append an RdmaIntHop (until kMaxHops)
+    uint8_t nHops;
+    RdmaIntHop hops[kMaxHops];
+};
+
 /// One frame. Fields a kind does not use are zero.
 struct RdmaPacket
 {
@@ -39,6 +62,9 @@ struct RdmaPacket
     uint8_t pg;       ///< priority group; PAUSE/RESUME: the priority concerned
     bool ce;          ///< ECN congestion experienced (DATA)
     bool cnp;         ///< ACK/NACK: the acknowledged data carried CE
+    /// DATA: what the sender's congestion control asked to collect; ACK:
+    /// the acknowledged frame's, echoed. Owned by the frame.
+    RdmaTelemetry* telemetry;
 };
 
 /// Free-list pool. Memory is held in chunks and given back when the pool dies,
@@ -60,8 +86,37 @@ class RdmaPacketPool
 
     void Free(RdmaPacket* p)
     {
+        if (p->telemetry)
+        {
+            FreeTelemetry(p->telemetry);
+        }
         p->next = m_free;
         m_free = p;
+    }
+
+    RdmaTelemetry* AllocTelemetry()
+    {
+        if (!m_freeTelemetry)
+        {
+            m_telemetryChunks.push_back(std::make_unique<RdmaTelemetry[]>(1024));
+            RdmaTelemetry* chunk = m_telemetryChunks.back().get();
+            for (size_t i = 0; i < 1024; ++i)
+            {
+                chunk[i].next = (i + 1 < 1024) ? &chunk[i + 1] : nullptr;
+            }
+            m_freeTelemetry = chunk;
+        }
+        RdmaTelemetry* t = m_freeTelemetry;
+        m_freeTelemetry = t->next;
+        t->next = nullptr;
+        t->nHops = 0;
+        return t;
+    }
+
+    void FreeTelemetry(RdmaTelemetry* t)
+    {
+        t->next = m_freeTelemetry;
+        m_freeTelemetry = t;
     }
 
   private:
@@ -69,6 +124,8 @@ class RdmaPacketPool
 
     RdmaPacket* m_free = nullptr;
     std::vector<std::unique_ptr<RdmaPacket[]>> m_chunks;
+    RdmaTelemetry* m_freeTelemetry = nullptr;
+    std::vector<std::unique_ptr<RdmaTelemetry[]>> m_telemetryChunks;
 };
 
 /// FIFO of frames linked through RdmaPacket::next.

@@ -35,6 +35,7 @@ struct RdmaQueuePair
     RdmaNic* nic = nullptr; ///< source NIC
     uint32_t port = 0;      ///< source NIC port
     double lineRate = 0;    ///< rate of that port, bit/s
+    int64_t baseRtt = 0;    ///< time steps: a full frame out and its ACK back, no queueing
     RdmaCounters* counters = nullptr;
 
     // Sender.
@@ -45,6 +46,15 @@ struct RdmaQueuePair
     double nextAvail = 0; ///< time step (fractional) before which no frame leaves
     uint32_t lastWire = 0;
     Ptr<RdmaCongestionControl> cc;
+    double window = 0; ///< bytes in flight allowed (sndNxt - sndUna); 0: no window
+    /// Telemetry each DATA frame carries: 0 none, 1 send time, 2 send time
+    /// and per-hop INT; and the bytes it adds on the wire (DATA and ACK).
+    uint8_t telemetry = 0;
+    uint32_t telemetryBytes = 0;
+    /// Skipped time the Wormhole kernel credited the flow: send times are
+    /// stamped on the flow's own clock (now - clockShift), so an RTT measured
+    /// across a skip counts simulated time only.
+    int64_t clockShift = 0;
     EventId rto;
     bool rtoPending = false;
     int64_t lastProgress = 0; ///< time step of the last advance of sndUna

@@ -219,8 +219,9 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     }
     const uint32_t out = SelectPort(p->src, p->dst, p->flow);
     // Control frames use queue 0, outside the MMU (as HPCC): never dropped
-    // or paused-for.
-    const uint32_t q = p->kind == RdmaPacketKind::DATA ? p->pg : 0;
+    // or paused-for. ACKs sent without high priority carry their flow's
+    // priority group and are queued like data.
+    const uint32_t q = p->pg;
     if (q != 0)
     {
         const RdmaSwitchMmu::Arrival verdict = m_mmu->Arrive(in, out, q, p->wire);
@@ -316,12 +317,16 @@ RdmaSwitch::Service(uint32_t port)
     if (data)
     {
         resume = m_mmu->Depart(in, port, q, frame->wire);
-        if (m_ecnEnabled &&
+        if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
             ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps())))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
         }
+    }
+    if (frame->telemetry && frame->kind == RdmaPacketKind::DATA)
+    {
+        AppendIntHop(port, *frame->telemetry, frame->wire);
     }
     Transmit(p, frame);
     if (resume)
@@ -332,6 +337,18 @@ RdmaSwitch::Service(uint32_t port)
     {
         ScheduleService(p, port, p.busyUntil);
     }
+}
+
+void
+RdmaSwitch::AppendIntHop(uint32_t port, RdmaTelemetry& t, uint32_t wire) const
+{
+    if (!t.collectHops || t.nHops >= RdmaTelemetry::kMaxHops)
+    {
+        return;
+    }
+    const RdmaPort& p = m_ports[port];
+    // The frame counts as sent; the queue is what stays behind it.
+    t.hops[t.nHops++] = RdmaIntHop{NowSteps(), p.txBytes + wire, GetQueueBytes(port), p.rateBps};
 }
 
 bool

@@ -74,6 +74,9 @@ class RdmaSwitch : public RdmaDevice
     /// @return the next frame and its queue (kQueues for a PFC frame)
     RdmaPacket* Dequeue(Egress& eg, uint8_t paused, uint32_t& q);
     void SendPfc(uint32_t port, uint32_t q, bool pause);
+    /// HPCC's in-band telemetry: record this egress on a DATA frame that
+    /// asked for it, at dequeue (before `wire` bytes go out).
+    void AppendIntHop(uint32_t port, RdmaTelemetry& t, uint32_t wire) const;
     bool ShouldMark(Egress& eg, uint64_t queueBytes);
 
     // Attributes.

@@ -106,7 +106,8 @@ class FlowCreditor
     /// its ports keep (busy-until, pause bookkeeping).
     virtual void ShiftLink(uint32_t linkId, int64_t dtNs) = 0;
     /// Capacity of one direction of the link: line rate, and the payload
-    /// rate that leaves after per-packet headers.
+    /// rate that leaves after per-packet headers, at the utilisation the
+    /// congestion control holds a bottleneck to (HPCC: below 1).
     virtual void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const = 0;
     /// The flow's congestion-control state as numbers, and putting such a
     /// state back (memoized transients restore what they converged to).

@@ -1,0 +1,52 @@
+// DCTCP as a rate controller (HPCC's CC_MODE 8): alpha, the fraction of
+// ECN-echoing ACKs, is averaged once per window of data; the rate is cut by
+// alpha/2 at most once per window and grows by RateAi per window otherwise.
+// See docs/congestion-control.md.
+#ifndef DCTCP_RATE_CONTROL_H
+#define DCTCP_RATE_CONTROL_H
+
+#include "rdma-congestion-control.h"
+
+#include "ns3/data-rate.h"
+
+namespace ns3
+{
+
+class DctcpRateControl : public RdmaCongestionControl
+{
+  public:
+    static TypeId GetTypeId();
+
+    Ptr<RdmaCongestionControl> Fork() const override;
+    void OnAck(const RdmaPacket& ack) override;
+    /// {rate, alpha}
+    std::vector<double> SaveState() const override;
+    void RestoreState(const std::vector<double>& state) override;
+
+    double GetAlpha() const;
+
+  protected:
+    void DoStart() override;
+
+  private:
+    /// Start a new observation window: it closes once every byte sent by
+    /// now is acknowledged.
+    void OpenWindow();
+
+    // Attributes.
+    DataRate m_rateAi;
+    double m_g;
+
+    double m_ai = 0;
+    double m_alpha = 1.0;
+    bool m_started = false; ///< the first ACK opened the first window
+    uint64_t m_windowEnd = 0;
+    uint64_t m_acks = 0;   ///< ACKs in the current window
+    uint64_t m_marked = 0; ///< of which echoed ECN
+    bool m_reducing = false; ///< a cut happened; no further cut until recoverEnd is acked
+    uint64_t m_recoverEnd = 0;
+};
+
+} // namespace ns3
+
+#endif
