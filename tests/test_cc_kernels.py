@@ -43,3 +43,21 @@ def test_wormhole_skips_and_conserves(cc):
     assert cmp.wormhole.stats["time_skipped_ns"] > 0
     assert cmp.makespan_error <= 0.01
     assert cmp.fct_error.mean <= 0.1
+
+
+@pytest.mark.parametrize("cc", CC_NAMES)
+def test_memo_hits_restore_each_controllers_state(cc):
+    """Three waves of the same two 1 MB flows sharing a spine: the first wave's
+    transient is memoized when it completes, and the next waves reuse it,
+    restoring the controller's saved state (rate, window and the algorithm's
+    own variables) into flows of an isomorphic pattern. Bytes are conserved and
+    the FCTs stay within the soundness bounds of the default kernel's."""
+    from ns3wormhole.flows import FlowSet
+    from ns3wormhole.topology import leaf_spine
+
+    topo = leaf_spine(2, 1, 4, "100Gbps", "400Gbps", "1us")
+    flows = FlowSet.concat([FlowSet.from_lists([0, 1], [4, 5], [MB, MB], [k * MB] * 2) for k in range(3)])
+    cmp = compare_flows(topo, flows, FabricConfig(cc=cc))
+    assert cmp.wormhole.stats["memo_hits"] >= 1
+    assert_complete_and_conserved(cmp.wormhole, flows.bytes)
+    assert cmp.fct_error.mean <= 0.01 and cmp.fct_error.max <= 0.05 and cmp.makespan_error <= 0.01
