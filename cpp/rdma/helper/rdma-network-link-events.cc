@@ -101,6 +101,7 @@ RdmaNetwork::Reroute()
         }
         NS_LOG_LOGIC("flow " << qp->id << (links != qp->links ? " rerouted" : " keeps its path"));
         qp->links = links;
+        qp->baseRtt = BaseRttSteps(*qp); // window-based and INT controllers scale by it
         // Every flow is re-partitioned, moved or not: the skip the event cut
         // short left its partition locked until its pattern changes.
         wormhole::FlowSeam::Rerouted(qp->id, KernelLinks(qp->index), static_cast<uint32_t>(links.size()));
