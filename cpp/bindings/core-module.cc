@@ -63,20 +63,35 @@ PYBIND11_MODULE(_core, m)
         "(flow id, simulated ns skipped) for every flow the most recent kernel tracked.");
 
     using ns3::wormhole::MemoStore;
+    auto load = [](const std::vector<py::bytes>& blobs) {
+        std::pair<size_t, size_t> rejected{0, 0};
+        for (const auto& b : blobs)
+        {
+            switch (MemoStore::Global().Load(std::string(b)))
+            {
+            case MemoStore::LoadResult::kMalformed:
+                ++rejected.first;
+                break;
+            case MemoStore::LoadResult::kImplausible:
+                ++rejected.second;
+                break;
+            case MemoStore::LoadResult::kAdded:
+                break;
+            }
+        }
+        return rejected;
+    };
     m.def(
         "memo_load",
-        [](const std::vector<py::bytes>& blobs) {
-            size_t rejected = 0;
-            for (const auto& b : blobs)
-            {
-                if (!MemoStore::Global().Load(std::string(b)))
-                {
-                    ++rejected;
-                }
-            }
-            return rejected;
+        [load](const std::vector<py::bytes>& blobs) {
+            const auto [malformed, implausible] = load(blobs);
+            return malformed + implausible;
         },
-        "Add serialized memo records to the process-wide store; returns how many were malformed.");
+        "Add serialized memo records to the process-wide store; returns how many were not added.");
+    m.def("memo_load_checked",
+          load,
+          "Add serialized memo records to the process-wide store; returns (malformed, implausible): "
+          "how many were not records, and how many had numbers no fabric produces.");
     m.def(
         "memo_take_new",
         []() {

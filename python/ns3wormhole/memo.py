@@ -5,7 +5,8 @@ The kernel keeps its records in memory (C++, no Python in the loop); before a
 run the records of the run's *scope* are loaded into it, and the ones it
 learnt are written back afterwards. A scope is a digest of everything that
 changes a transient's outcome and is not in the pattern's key: every fabric
-parameter (rates, delays and capacities are in the key per flow; MTU, headers,
+parameter (rates, and each hop's capacity, delay and loss rate are in the key
+per flow; MTU, headers,
 buffer, ECN/PFC, DCQCN parameters are not) and the kernel's steady-state
 knobs. The seed is left out on purpose: it varies random draws, not the
 physics, and sharing across seeds is the point of a persistent memo.
@@ -30,7 +31,7 @@ MAGIC = "ns3wormhole-memo"
 SCHEMA = 1
 # Bumped with the C++ record format (memo-store.cc kVersion) or the meaning
 # of a key, so stale records are never matched.
-FORMAT = 3
+FORMAT = 4
 
 
 class MemoError(ValueError):

@@ -4,6 +4,7 @@ nothing here is per packet or per event."""
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Callable, Literal, Sequence
@@ -31,6 +32,8 @@ class WormholeConfig:
     memo: bool = True
     memo_restore_queues: bool = True
     memo_direct_steady: bool = False
+    memo_confirmations: int = 0
+    memo_agreement: float = 0.02
     memo_db: str | None = None
     min_skip_us: float = 20.0
     completion_margin_us: float = 20.0
@@ -40,6 +43,11 @@ class WormholeConfig:
             raise InputError(f"{source}.theta", None, f"must be in (0, 1), got {self.theta}")
         if self.window < 2:
             raise InputError(f"{source}.window", None, f"must be >= 2 samples, got {self.window}")
+        if not 0 <= self.memo_confirmations <= 16:
+            raise InputError(f"{source}.memo_confirmations", None,
+                             f"must be in 0..16 (0: by the fabric), got {self.memo_confirmations}")
+        if not 0 <= self.memo_agreement <= 1:
+            raise InputError(f"{source}.memo_agreement", None, f"must be in [0, 1], got {self.memo_agreement}")
         for name in ("max_extrapolation", "min_skip_us", "completion_margin_us"):
             if getattr(self, name) < 0:
                 raise InputError(f"{source}.{name}", None, "must not be negative")
@@ -54,6 +62,8 @@ class WormholeConfig:
             base + "Memo": "true" if self.memo else "false",
             base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
             base + "MemoDirectSteady": "true" if self.memo_direct_steady else "false",
+            base + "MemoConfirmations": str(int(self.memo_confirmations or 2)),
+            base + "MemoAgreement": repr(float(self.memo_agreement)),
             base + "MinSkip": f"{int(round(self.min_skip_us * 1000))}ns",
             base + "CompletionMargin": f"{int(round(self.completion_margin_us * 1000))}ns",
         }
@@ -153,7 +163,7 @@ def run_flows(
     and up during the run (:mod:`ns3wormhole.link_events`)."""
     from . import _core
 
-    fabric, wormhole = _settings(kernel, fabric, wormhole)
+    fabric, wormhole = _settings(kernel, fabric, wormhole, topology)
     if check:
         flows.validate(topology)
         fabric.check_topology(topology)
@@ -175,14 +185,23 @@ def run_flows(
 
 
 def _settings(
-    kernel: str, fabric: FabricConfig | None, wormhole: WormholeConfig | None
+    kernel: str, fabric: FabricConfig | None, wormhole: WormholeConfig | None, topology: Topology | None = None
 ) -> tuple[FabricConfig, WormholeConfig]:
     """Checked kernel name and the configurations, defaults filled in."""
     if kernel not in KERNELS:
         raise InputError("kernel", None, f"must be one of {', '.join(KERNELS)}, got {kernel!r}")
     wormhole = wormhole or WormholeConfig()
     wormhole.check()
-    return fabric or FabricConfig(), wormhole
+    fabric = fabric or FabricConfig()
+    if wormhole.memo_confirmations == 0:
+        # A transient is a random draw only where the model draws: ECN marking
+        # by probability (kmin < kmax at some rate) or lossy links. Otherwise
+        # one occurrence is the outcome (docs/memo.md).
+        by_chance = fabric.kmin_bytes_per_100g < fabric.kmax_bytes_per_100g and fabric.pmax > 0
+        by_chance |= any(kmin < kmax and pmax > 0 for _, kmin, kmax, pmax in fabric.ecn_map)
+        by_chance |= topology is not None and bool(np.any(topology.error_rate > 0))
+        wormhole = dataclasses.replace(wormhole, memo_confirmations=2 if by_chance else 1)
+    return fabric, wormhole
 
 
 @contextmanager
@@ -200,9 +219,14 @@ def _memo_session(kernel: str, fabric: FabricConfig, wormhole: WormholeConfig):
 
     scope = scope_of(fabric.to_ns3_attributes(), wormhole.to_ns3_attributes())
     with MemoDatabase(wormhole.memo_db) as db:
-        rejected = _core.memo_load(db.load(scope))
-        if rejected:
-            raise InputError(wormhole.memo_db, None, f"{rejected} memo records are malformed: the file is corrupt")
+        malformed, implausible = _core.memo_load_checked(db.load(scope))
+        if malformed:
+            raise InputError(wormhole.memo_db, None, f"{malformed} memo records are malformed: the file is corrupt")
+        if implausible:
+            import warnings
+
+            warnings.warn(f"{wormhole.memo_db}: {implausible} memo record(s) hold numbers no fabric produces "
+                          "(NaN, infinite, negative or inconsistent) and were ignored", UserWarning, stacklevel=3)
         try:
             yield
         finally:
@@ -309,7 +333,7 @@ def run_workload(
     queue pairs, a node starts when all its predecessors have finished."""
     from . import _core
 
-    fabric, wormhole = _settings(kernel, fabric, wormhole)
+    fabric, wormhole = _settings(kernel, fabric, wormhole, topology)
     hosts = set(int(h) for h in topology.hosts())
     used = set(np.unique(dag.src[dag.op == 1]).tolist()) | set(np.unique(dag.dst[dag.op == 1]).tolist())
     missing = sorted(used - hosts)

@@ -44,6 +44,13 @@ RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBp
     payloadBps = lineBps * mtu / (mtu + header) * target;
 }
 
+void
+RdmaNetwork::GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const
+{
+    delayNs = m_links.at(linkId).delayNs;
+    lossRate = m_links.at(linkId).errorRate;
+}
+
 std::vector<double>
 RdmaNetwork::SaveFlowState(uint32_t flowId) const
 {

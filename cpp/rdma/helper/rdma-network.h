@@ -148,6 +148,8 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void ShiftLink(uint32_t linkId, int64_t dtNs) override;
     /// Wormhole kernel: line and payload capacity of the link.
     void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const override;
+    /// Wormhole kernel: propagation delay and frame loss rate of the link.
+    void GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const override;
     /// Wormhole kernel: the flow's congestion-control state, saved and restored.
     std::vector<double> SaveFlowState(uint32_t flowId) const override;
     void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) override;

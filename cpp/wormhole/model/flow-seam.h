@@ -109,6 +109,10 @@ class FlowCreditor
     /// rate that leaves after per-packet headers, at the utilisation the
     /// congestion control holds a bottleneck to (HPCC: below 1).
     virtual void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const = 0;
+    /// One-way propagation delay (ns) and frame loss rate of the link: with
+    /// the capacities, what a path's base RTT and losses, and so a memoized
+    /// transient, depend on.
+    virtual void GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const = 0;
     /// The flow's congestion-control state as numbers, and putting such a
     /// state back (memoized transients restore what they converged to).
     virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;

@@ -33,6 +33,9 @@ struct MemoKey
     FlowConflictGraph graph;  ///< the pattern
     FlowConflictGraph ending; ///< the pattern with each flow's remaining bytes in its label
     bool fresh = true;        ///< every flow started with the pattern
+    /// Each flow's equal share of its tightest data hop (payload bps): the
+    /// rate its queued bytes drain at while the queues ahead are full.
+    std::vector<double> drainRate;
 };
 
 /// Builds the key of the pattern `flows` form; capacities come from `model`.

@@ -4,17 +4,25 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace ns3
 {
 namespace wormhole
 {
 
-MemoMatch::MemoMatch(const std::vector<MemoFlowView>& flows, double marginNs, double minSkipNs, double theta)
+MemoMatch::MemoMatch(const std::vector<MemoFlowView>& flows,
+                     double marginNs,
+                     double minSkipNs,
+                     double theta,
+                     uint32_t confirmations,
+                     double agreement)
     : m_flows(flows),
       m_marginNs(marginNs),
       m_minSkipNs(minSkipNs),
-      m_theta(theta)
+      m_theta(theta),
+      m_confirmations(std::max<uint32_t>(1, confirmations)),
+      m_agreement(agreement)
 {
 }
 
@@ -22,6 +30,12 @@ double
 MemoMatch::Remaining(uint32_t i) const
 {
     return m_flows[i].remaining;
+}
+
+double
+MemoMatch::Unsent(uint32_t i) const
+{
+    return m_flows[i].remaining - m_flows[i].inFlight;
 }
 
 double
@@ -93,15 +107,117 @@ MemoMatch::FlatThroughout(const MemoRecord& rec, double theta)
     return true;
 }
 
+namespace
+{
+
+/// (max - min) <= agreement x mean of `values`.
+bool
+Close(const std::vector<double>& values, double agreement)
+{
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    double mean = 0;
+    for (double v : values)
+    {
+        mean += v / static_cast<double>(values.size());
+    }
+    return *hi - *lo <= agreement * mean;
+}
+
+} // namespace
+
+bool
+MemoMatch::Agree(const std::vector<const MemoRecord*>& occurrences, double agreement)
+{
+    std::vector<double> durations;
+    for (const MemoRecord* r : occurrences)
+    {
+        durations.push_back(static_cast<double>(r->transientNs));
+    }
+    if (!Close(durations, agreement))
+    {
+        return false;
+    }
+    // Rank k of each occurrence's sorted bytes (rates) against rank k of the
+    // others, relative to the largest flow's: a flow that moved little may
+    // move relatively much without mattering.
+    for (auto field : {&MemoRecord::bytes, &MemoRecord::rate})
+    {
+        std::vector<std::vector<double>> sorted;
+        for (const MemoRecord* r : occurrences)
+        {
+            sorted.push_back(r->*field);
+            std::sort(sorted.back().begin(), sorted.back().end());
+        }
+        const size_t n = sorted.front().size();
+        double scale = 0;
+        for (const auto& s : sorted)
+        {
+            scale = std::max(scale, s.empty() ? 0.0 : s.back());
+        }
+        for (size_t k = 0; k < n; ++k)
+        {
+            double lo = std::numeric_limits<double>::infinity();
+            double hi = -lo;
+            for (const auto& s : sorted)
+            {
+                lo = std::min(lo, s[k]);
+                hi = std::max(hi, s[k]);
+            }
+            if (hi - lo > agreement * scale)
+            {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+MemoMatch::Hit
+MemoMatch::Confirmed(const std::vector<Hit>& candidates) const
+{
+    if (candidates.size() < m_confirmations)
+    {
+        return {};
+    }
+    std::vector<const MemoRecord*> records;
+    for (const Hit& h : candidates)
+    {
+        records.push_back(h.record);
+    }
+    if (!Agree(records, m_agreement))
+    {
+        return {};
+    }
+    size_t best = 0;
+    double bestDistance = std::numeric_limits<double>::infinity();
+    for (size_t a = 0; a < records.size(); ++a)
+    {
+        double distance = 0;
+        for (const MemoRecord* b : records)
+        {
+            distance += std::abs(static_cast<double>(records[a]->transientNs - b->transientNs));
+        }
+        if (distance < bestDistance)
+        {
+            best = a;
+            bestDistance = distance;
+        }
+    }
+    return candidates[best];
+}
+
 void
 MemoMatch::Search(const MemoStore& store, const MemoKey& key)
 {
-    // Stop at the first steady record that fits or record that ends alike:
-    // each candidate costs a VF2 run.
+    // Collect the occurrences of each kind (a pattern keeps at most
+    // `confirmations` of each, see WormholeSimulatorImpl::MemoRecord): each
+    // candidate costs a VF2 run, so stop once one kind has them all.
+    std::vector<Hit> steadies;
+    std::vector<Hit> endings;
     store.Visit(key.graph, [&](const MemoRecord& rec, const Map& map) {
         if (rec.completes < 0 && OthersFit(rec, map))
         {
-            steady = {&rec, map};
+            steadies.push_back({&rec, map});
         }
         else if (rec.completes < 0 && !flat && FlatThroughout(rec, m_theta))
         {
@@ -109,21 +225,22 @@ MemoMatch::Search(const MemoStore& store, const MemoKey& key)
         }
         else if (key.fresh && FitsEnding(rec, map))
         {
-            ends = {&rec, map};
+            endings.push_back({&rec, map});
         }
-        return steady || ends;
+        return steadies.size() >= m_confirmations || endings.size() >= m_confirmations;
     });
-    if (!steady && !ends && !key.fresh)
+    if (!key.fresh && steadies.size() < m_confirmations)
     {
         store.Visit(key.ending, [&](const MemoRecord& rec, const Map& map) {
-            if (!FitsEnding(rec, map))
+            if (FitsEnding(rec, map))
             {
-                return false;
+                endings.push_back({&rec, map});
             }
-            ends = {&rec, map};
-            return true;
+            return endings.size() >= m_confirmations;
         });
     }
+    steady = Confirmed(steadies);
+    ends = steady ? Hit{} : Confirmed(endings);
 }
 
 } // namespace wormhole

@@ -35,18 +35,32 @@ class MemoMatch
     };
 
     /// `marginNs`: what each flow's end leaves to run packet by packet;
-    /// `minSkipNs`: the shortest skip worth taking; `theta`: the steady bound.
-    MemoMatch(const std::vector<MemoFlowView>& flows, double marginNs, double minSkipNs, double theta);
+    /// `minSkipNs`: the shortest skip worth taking; `theta`: the steady bound;
+    /// `confirmations`: occurrences of a pattern (records of one kind) that
+    /// must agree within `agreement` before one of them is replayed.
+    MemoMatch(const std::vector<MemoFlowView>& flows,
+              double marginNs,
+              double minSkipNs,
+              double theta,
+              uint32_t confirmations,
+              double agreement);
 
     /// Looks the key up in `store`, filling steady / ends / flat.
     void Search(const MemoStore& store, const MemoKey& key);
 
-    Hit steady; ///< a steady record whose transient fits
-    Hit ends;   ///< a record ending in a completion, of flows that stand alike
+    Hit steady; ///< a confirmed steady record whose transient fits
+    Hit ends;   ///< a confirmed record ending in a completion, of flows that stand alike
     Hit flat;   ///< a flat steady record, for a prefix
+
+    /// The occurrences agree: durations, and each flow's bytes and rate
+    /// (sorted, so which of several alike flows ended first does not count),
+    /// spread by at most `agreement` of their mean.
+    static bool Agree(const std::vector<const MemoRecord*>& occurrences, double agreement);
 
     /// Bytes flow i has left (neither acknowledged nor credited).
     double Remaining(uint32_t i) const;
+    /// Bytes flow i has not sent yet: all a credit can take off it.
+    double Unsent(uint32_t i) const;
     /// Bytes flow i may still be credited under `hit`: what is left, less
     /// what is in flight and the margin at the stored rate.
     double Creditable(uint32_t i, const Hit& hit) const;
@@ -64,10 +78,17 @@ class MemoMatch
     bool EndsAlike(const MemoRecord& rec, const Map& map) const;
     bool FitsEnding(const MemoRecord& rec, const Map& map) const;
 
+    /// The occurrence to replay among `candidates` (one kind, one pattern):
+    /// none until `confirmations` of them agree; then the medoid (the one
+    /// whose duration is nearest the others').
+    Hit Confirmed(const std::vector<Hit>& candidates) const;
+
     const std::vector<MemoFlowView>& m_flows;
     double m_marginNs;
     double m_minSkipNs;
     double m_theta;
+    uint32_t m_confirmations;
+    double m_agreement;
 };
 
 } // namespace wormhole

@@ -4,6 +4,7 @@
 #include <boost/graph/vf2_sub_graph_iso.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <tuple>
@@ -110,7 +111,7 @@ Get(const std::string& in, size_t& pos, T& v)
 }
 
 constexpr uint32_t kMagic = 0x4d485732; // "2WHM"
-constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersion = 4;
 constexpr uint32_t kMaxVertices = 1u << 16;
 
 } // namespace
@@ -266,17 +267,76 @@ MemoStore::TakeNew()
     return out;
 }
 
-bool
+MemoStore::LoadResult
 MemoStore::Load(const std::string& blob)
 {
     MemoRecord r;
     if (!Deserialize(blob, r))
     {
-        return false;
+        return LoadResult::kMalformed;
+    }
+    if (!Plausible(r))
+    {
+        return LoadResult::kImplausible;
     }
     m_byHash[r.fcg.Hash()].push_back(std::move(r));
     ++m_size;
-    return true;
+    return LoadResult::kAdded;
+}
+
+bool
+MemoStore::Plausible(const MemoRecord& r)
+{
+    // Bounds no fabric reaches: 10 Tb/s per flow, a 1 PB flow, 1000 s of
+    // simulated transient, 1e12 events. Inside them a record is checked for
+    // consistency, which is what catches a corrupted duration: the bytes a
+    // flow delivered over the transient must be what its rates allow.
+    constexpr double kMaxRate = 1e13;
+    constexpr double kMaxBytes = 1e15;
+    constexpr int64_t kMaxTransientNs = 1'000'000'000'000;
+    constexpr uint64_t kMaxEvents = 1'000'000'000'000;
+    auto physical = [](double x, double max) { return std::isfinite(x) && x >= 0 && x <= max; };
+    if (r.transientNs <= 0 || r.transientNs > kMaxTransientNs || r.transientEvents > kMaxEvents || r.occurrence > 64 ||
+        !physical(r.spread, 1e3))
+    {
+        return false;
+    }
+    const double seconds = static_cast<double>(r.transientNs) / 1e9;
+    double delivered = 0;
+    double converged = 0;
+    for (size_t v = 0; v < r.rate.size(); ++v)
+    {
+        if (!physical(r.rate[v], kMaxRate) || !physical(r.bytes[v], kMaxBytes) ||
+            r.bytes[v] * 8 > kMaxRate * seconds)
+        {
+            return false;
+        }
+        for (double x : r.cc[v])
+        {
+            if (!std::isfinite(x) || std::abs(x) > 1e18)
+            {
+                return false;
+            }
+        }
+        for (double x : r.backlog[v])
+        {
+            if (!physical(x, kMaxBytes))
+            {
+                return false;
+            }
+        }
+        delivered += r.bytes[v] * 8 / seconds;
+        converged += r.rate[v];
+    }
+    if (r.completes >= 0)
+    {
+        // Its rates are its flows' mean rates over the transient.
+        return std::abs(delivered - converged) <= 0.01 * converged + 1e3;
+    }
+    // A transient converging to these rates delivers at least a tenth of them
+    // on average: flows start at line rate and are cut towards their share,
+    // not stopped.
+    return delivered >= 0.1 * converged;
 }
 
 void
@@ -315,6 +375,7 @@ MemoStore::Serialize(const MemoRecord& r)
     Put(out, r.transientNs);
     Put(out, r.completes);
     Put(out, r.transientEvents);
+    Put(out, r.occurrence);
     Put(out, r.spread);
     for (uint32_t v = 0; v < n; ++v)
     {
@@ -370,6 +431,7 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
         }
     }
     if (!Get(in, pos, r.transientNs) || !Get(in, pos, r.completes) || !Get(in, pos, r.transientEvents) ||
+        !Get(in, pos, r.occurrence) ||
         !Get(in, pos, r.spread) || r.transientNs < 0 || !(r.spread >= 0) || r.completes < -1 ||
         r.completes >= static_cast<int32_t>(n))
     {

@@ -55,6 +55,10 @@ struct MemoRecord
     /// delivered bytes[completes]: the record applies to a flow of that size.
     int32_t completes = -1;
     uint64_t transientEvents = 0;          ///< events the transient scheduled on its links
+    /// How many records of its pattern and kind the store held when it was
+    /// recorded: alike outcomes of several occurrences stay distinct records
+    /// (and distinct rows of a database, which are unique by content).
+    uint32_t occurrence = 0;
     double spread = 0;                     ///< largest steady-window spread at its end
     std::vector<double> bytes;             ///< payload each flow delivered during it
     std::vector<double> rate;              ///< converged rate (bps) of each flow
@@ -77,8 +81,21 @@ class MemoStore
     void Insert(MemoRecord record);
     /// Records inserted since the last call, serialized (for persistence).
     std::vector<std::string> TakeNew();
-    /// Adds a serialized record; false if it is malformed (nothing added).
-    bool Load(const std::string& blob);
+    enum class LoadResult
+    {
+        kAdded,
+        kMalformed,   ///< not a record of this format
+        kImplausible, ///< well-formed, but its numbers are not physical
+    };
+
+    /// Adds a serialized record if it parses and its numbers are plausible
+    /// (nothing added otherwise).
+    LoadResult Load(const std::string& blob);
+    /// Every number of the record is finite and physical: non-negative
+    /// bytes, rates and queues; rates, durations and events within what any
+    /// fabric reaches; and a mean rate over the transient consistent with its
+    /// stored rates (see docs/memo.md).
+    static bool Plausible(const MemoRecord& r);
     void Clear();
     size_t Size() const;
 

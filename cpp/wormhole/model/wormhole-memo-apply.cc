@@ -50,16 +50,17 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     wormhole::MemoMatch match(views,
                               static_cast<double>(m_completionMargin.GetNanoSeconds()),
                               static_cast<double>(m_minSkip.GetNanoSeconds()),
-                              m_theta);
+                              m_theta,
+                              m_memoConfirmations,
+                              m_memoAgreement);
     match.Search(wormhole::MemoStore::Global(), key);
     if (match.steady)
     {
         MemoHitSteady(partition, match, match.steady);
         return;
     }
-    if (match.ends)
+    if (match.ends && MemoHitEnding(partition, match, match.ends, key.drainRate))
     {
-        MemoHitEnding(partition, match, match.ends);
         return;
     }
     if (match.flat && MemoHitFlatPrefix(partition, match, match.flat))
@@ -115,10 +116,11 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     m_stats.memoEventsSaved += rec.transientEvents;
 }
 
-void
+bool
 WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
                                      const wormhole::MemoMatch& match,
-                                     const wormhole::MemoMatch::Hit& hit)
+                                     const wormhole::MemoMatch::Hit& hit,
+                                     const std::vector<double>& drainRate)
 {
     // The stored transient ended when one flow completed: skip to just
     // before that completion (the margin at the flows' mean rates is
@@ -126,22 +128,51 @@ WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
     const wormhole::MemoRecord& rec = *hit.record;
     const auto& map = hit.map;
     const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
-    const auto skip = static_cast<int64_t>(static_cast<double>(rec.transientNs) - marginNs);
-    std::vector<double> credit;
+    std::vector<double> upTo;
+    double back = 0;
     for (uint32_t i = 0; i < map.size(); ++i)
     {
         // Leave what the counterpart had left a margin before the end
-        // (its mean rate times the margin): what is in flight here is
-        // part of that, as it was there.
-        const double upTo = std::min(rec.bytes[map[i]], match.Remaining(i)) - rec.rate[map[i]] * marginNs / 8e9;
-        credit.push_back(std::max(0.0, upTo));
+        // (its mean rate times the margin).
+        const double rate = rec.rate[map[i]];
+        upTo.push_back(std::max(0.0, std::min(rec.bytes[map[i]], match.Remaining(i)) - rate * marginNs / 8e9));
+        // A credit only shrinks what is still unsent. What is in flight now
+        // (a first round trip sent at line rate: 2.5 MB on 50 us links) was
+        // delivered early in the stored transient; here it is delivered
+        // after the skip, mostly from the queue it fills, at the flow's
+        // share of its bottleneck. Where the stored end leaves less than
+        // that to go, the skip stops earlier by the time the excess takes
+        // at that share, and every flow is credited that much less
+        // (crediting it anyway left it in flight: each flow of a 4-to-1
+        // incast on 50 us links finished 15 link delays late; draining it
+        // at the transient's mean rate instead, 11% early).
+        const double excess = upTo.back() - match.Unsent(i);
+        if (excess > 0)
+        {
+            back = drainRate[i] > 0 ? std::max(back, excess * 8e9 / drainRate[i])
+                                    : std::numeric_limits<double>::infinity();
+        }
     }
-    NS_LOG_INFO("memo hit (ends in a completion): partition " << partition << " skips " << skip << " ns");
+    const double skipNs = static_cast<double>(rec.transientNs) - marginNs - back;
+    if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    {
+        return false;
+    }
+    const auto skip = static_cast<int64_t>(skipNs);
+    std::vector<double> credit;
+    for (uint32_t i = 0; i < map.size(); ++i)
+    {
+        credit.push_back(std::max(0.0, upTo[i] - drainRate[i] * back / 8e9));
+    }
+    NS_LOG_INFO("memo hit (ends in a completion): partition " << partition << " skips " << skip << " ns ("
+                                                              << static_cast<int64_t>(back)
+                                                              << " ns short of the record, for what is in flight)");
     ApplyMemoHit(partition, rec, map, skip, std::move(credit), true, true);
     m_stats.memoTimeSavedNs += skip;
     m_stats.memoEventsSaved += static_cast<uint64_t>(static_cast<double>(rec.transientEvents) *
                                                      static_cast<double>(skip) /
                                                      static_cast<double>(rec.transientNs));
+    return true;
 }
 
 bool

@@ -117,29 +117,31 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
             backlog.push_back(static_cast<double>(bytes));
         }
     }
-    // Partitions of one collective form the same pattern at once and all
-    // miss; the first to settle (or end) stores it. A pattern keeps one
-    // steady record, and one record per size of the flow it ends with.
-    bool known = false;
+    // A pattern's outcome may be a random draw (DCQCN under probabilistic
+    // ECN marking): it keeps up to MemoConfirmations occurrences of each
+    // kind, simulated packet by packet, and none is replayed until that
+    // many agree (memo-match.h). Kinds: steady, and ending in the completion
+    // of a flow of one size (which of several alike flows ends it first is
+    // a coin flip in symmetric patterns, so not the mapping). Partitions of
+    // one collective that form the pattern at once each add an occurrence.
+    uint32_t alike = 0;
     wormhole::MemoStore::Global().Visit(r.fcg, [&](const wormhole::MemoRecord& other, const std::vector<uint32_t>&) {
-        // One steady record per pattern; one record per size of the flow a
-        // transient ends with (which of several alike flows ends it first
-        // is a coin flip in symmetric patterns, so not the mapping).
         if (completes < 0)
         {
-            known = other.completes < 0;
+            alike += other.completes < 0 ? 1 : 0;
         }
         else if (other.completes >= 0)
         {
             const double mine = r.bytes[completes];
-            known = std::abs(other.bytes[other.completes] - mine) <= std::max(4000.0, 0.002 * mine);
+            alike += std::abs(other.bytes[other.completes] - mine) <= std::max(4000.0, 0.002 * mine) ? 1 : 0;
         }
-        return known;
+        return alike >= m_memoConfirmations;
     });
-    if (known)
+    if (alike >= m_memoConfirmations)
     {
         return;
     }
+    r.occurrence = alike;
     wormhole::MemoStore::Global().Insert(std::move(r));
     m_stats.memoInserts++;
 }

@@ -89,6 +89,20 @@ WormholeSimulatorImpl::GetTypeId()
                                           DoubleValue(1e9),
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_memoRateQuantum),
                                           MakeDoubleChecker<double>(1.0))
+                            .AddAttribute("MemoConfirmations",
+                                          "Occurrences of a pattern, simulated packet by packet, "
+                                          "that must agree before one is replayed (1: the first "
+                                          "record is used, as in the paper)",
+                                          UintegerValue(2),
+                                          MakeUintegerAccessor(&WormholeSimulatorImpl::m_memoConfirmations),
+                                          MakeUintegerChecker<uint32_t>(1, 16))
+                            .AddAttribute("MemoAgreement",
+                                          "Occurrences agree when their durations, bytes and rates "
+                                          "spread by at most this fraction; a pattern whose "
+                                          "occurrences do not is never replayed",
+                                          DoubleValue(0.02),
+                                          MakeDoubleAccessor(&WormholeSimulatorImpl::m_memoAgreement),
+                                          MakeDoubleChecker<double>(0.0, 1.0))
                             .AddAttribute("MinSkip",
                                           "Do not fast-forward by less than this",
                                           TimeValue(MicroSeconds(20)),
@@ -120,7 +134,9 @@ WormholeSimulatorImpl::WormholeSimulatorImpl()
       m_memo(true),
       m_memoRestoreQueues(true),
       m_memoDirectSteady(false),
-      m_memoRateQuantum(1e9)
+      m_memoRateQuantum(1e9),
+      m_memoConfirmations(2),
+      m_memoAgreement(0.02)
 {
     NS_LOG_FUNCTION(this);
     g_live = this;

@@ -224,10 +224,14 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoOnFormation(uint32_t partition);
     /// What the memo reads of each flow of the partition.
     std::vector<wormhole::MemoFlowView> MemoViews(uint32_t partition) const;
-    /// The three kinds of hit (see memo-match.h); the flat prefix is taken
-    /// only if long enough (false: not taken).
+    /// The three kinds of hit (see memo-match.h); a hit ending in a
+    /// completion and a flat prefix are taken only if long enough (false:
+    /// not taken).
     void MemoHitSteady(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
-    void MemoHitEnding(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    bool MemoHitEnding(uint32_t partition,
+                       const wormhole::MemoMatch& match,
+                       const wormhole::MemoMatch::Hit& hit,
+                       const std::vector<double>& drainRate);
     bool MemoHitFlatPrefix(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
     /// A miss: remember the pattern as it formed, to store its transient.
     void MemoStartRecording(uint32_t partition, wormhole::MemoKey key);
@@ -267,6 +271,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     bool m_memoRestoreQueues;
     bool m_memoDirectSteady;
     double m_memoRateQuantum;
+    uint32_t m_memoConfirmations;
+    double m_memoAgreement;
     Time m_minSkip;
     Time m_completionMargin;
     bool m_tracking = false;
