@@ -54,9 +54,8 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
                               m_memoConfirmations,
                               m_memoAgreement);
     match.Search(wormhole::MemoStore::Global(), key);
-    if (match.steady)
+    if (match.steady && MemoHitSteady(partition, match, match.steady))
     {
-        MemoHitSteady(partition, match, match.steady);
         return;
     }
     if (match.ends && MemoHitEnding(partition, match, match.ends, key.drainRate))
@@ -70,7 +69,7 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     MemoStartRecording(partition, std::move(key));
 }
 
-void
+bool
 WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
                                      const wormhole::MemoMatch& match,
                                      const wormhole::MemoMatch::Hit& hit)
@@ -103,6 +102,16 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
         }
         steadyNs = std::max(0.0, steadyNs);
     }
+    // A stored transient is that of the pattern undisturbed: a flow known to
+    // join before it ends means this one will not be it (a hit skipped back
+    // at the join erred by up to 180%). The steady state after it ends at
+    // the join, as a fast-forward's would.
+    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs + rec.transientNs) + steadyNs);
+    if (untilJoin <= static_cast<double>(rec.transientNs))
+    {
+        return false;
+    }
+    steadyNs = std::min(steadyNs, untilJoin - static_cast<double>(rec.transientNs));
     const auto more = static_cast<int64_t>(steadyNs);
     std::vector<double> credit;
     for (uint32_t i = 0; i < n; ++i)
@@ -114,6 +123,7 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     ApplyMemoHit(partition, rec, map, rec.transientNs + more, std::move(credit), true, more > 0);
     m_stats.memoTimeSavedNs += rec.transientNs;
     m_stats.memoEventsSaved += rec.transientEvents;
+    return true;
 }
 
 bool
@@ -154,7 +164,8 @@ WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
         }
     }
     const double skipNs = static_cast<double>(rec.transientNs) - marginNs - back;
-    if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())) ||
+        UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs) < skipNs)
     {
         return false;
     }
@@ -191,6 +202,8 @@ WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
     {
         skipNs = std::min(skipNs, std::max(0.0, match.Creditable(i, hit)) * 8e9 / rec.rate[map[i]]);
     }
+    // Any prefix of a flat transient is exact: one ends at a known join.
+    skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
     if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())))
     {
         return false;

@@ -224,10 +224,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoOnFormation(uint32_t partition);
     /// What the memo reads of each flow of the partition.
     std::vector<wormhole::MemoFlowView> MemoViews(uint32_t partition) const;
-    /// The three kinds of hit (see memo-match.h); a hit ending in a
-    /// completion and a flat prefix are taken only if long enough (false:
-    /// not taken).
-    void MemoHitSteady(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    /// The three kinds of hit (see memo-match.h); each is taken only if
+    /// long enough and not crossed by a known join (false: not taken).
+    bool MemoHitSteady(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
     bool MemoHitEnding(uint32_t partition,
                        const wormhole::MemoMatch& match,
                        const wormhole::MemoMatch::Hit& hit,
