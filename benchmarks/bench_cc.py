@@ -1,0 +1,106 @@
+"""The Wormhole kernel under each congestion control (the paper's Fig. 8b/11b): for every
+``cc`` and scenario, the default kernel and Wormhole run back to back in one process
+(same fabric, same seed); prints wall times, speed-up, event ratio, fast-forwards and the
+per-flow FCT error (mean, max) against the default kernel.
+
+    python benchmarks/bench_cc.py [--cc dcqcn hpcc timely dctcp] [--scenario incast8 fattree16 gpt moe]
+                                  [--mb 32] [--theta T] [--json OUT]
+
+Scenarios: ``incast8`` (8-to-1, 100G star, --mb MB flows), ``fattree16`` (random permutation
+of --mb MB flows on a k=4 fat-tree of 100G/1us links, seed 0), ``gpt`` (GPT, 8 layers,
+hidden 2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fabric, one iteration: the small GPT
+of bench_workload.py) and ``moe`` (the same model with 8 experts, top-2, EP8).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from ns3wormhole import run, scenarios, topology
+from ns3wormhole.compare import compare_flows, workload_fct_errors
+from ns3wormhole.fabric import CC_NAMES, FabricConfig
+from ns3wormhole.flows import permutation
+from ns3wormhole.workload.dag import build_dag
+from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, moe
+
+SCENARIOS = ("incast8", "fattree16", "gpt", "moe")
+
+
+def _flows_row(topo, flows, fabric: FabricConfig, wormhole: run.WormholeConfig) -> dict:
+    cmp = compare_flows(topo, flows, fabric, wormhole)
+    b, w = cmp.baseline, cmp.wormhole
+    return {
+        "baseline_wall_s": b.wall_s, "wormhole_wall_s": w.wall_s, "baseline_events": b.events,
+        "wormhole_events": w.events, "fast_forwards": w.stats["fast_forwards"],
+        "fct_error_mean": cmp.fct_error.mean, "fct_error_max": cmp.fct_error.max,
+        "makespan_error": cmp.makespan_error,
+    }
+
+
+def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig) -> dict:
+    base = run.run_workload(topo, dag, fabric, "baseline")
+    worm = run.run_workload(topo, dag, fabric, "wormhole", wormhole)
+    fct = workload_fct_errors(base, worm)
+    it = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
+    b, w = base.network, worm.network
+    return {
+        "baseline_wall_s": b.wall_s, "wormhole_wall_s": w.wall_s, "baseline_events": b.events,
+        "wormhole_events": w.events, "fast_forwards": w.stats["fast_forwards"],
+        "fct_error_mean": float(fct.mean()), "fct_error_max": float(fct.max()),
+        "makespan_error": float(it.max()),
+    }
+
+
+def _training(experts: int):
+    base = gpt("bench", num_layers=8, hidden=2048, heads=16, seq_len=2048, vocab=32000)
+    if experts:
+        work = Workload(model=moe(base, experts), parallel=ParallelSpec(tp=8, dp=4, pp=2, ep=8))
+    else:
+        work = Workload(model=base, parallel=ParallelSpec(tp=8, dp=4, pp=2))
+    return build_dag(work), topology.rail_optimized(8, 8, "100Gbps", "400Gbps", "1us")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cc", nargs="+", default=list(CC_NAMES), choices=CC_NAMES)
+    p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
+    p.add_argument("--mb", type=int, default=32, help="flow size of incast8 and fattree16, MB")
+    p.add_argument("--theta", type=float, default=None, help="Wormhole steadiness bound (default: the kernel's)")
+    p.add_argument("--json", default=None)
+    a = p.parse_args(argv)
+    wormhole = run.WormholeConfig() if a.theta is None else run.WormholeConfig(theta=a.theta)
+    mb = 1_000_000
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} theta {wormhole.theta}, flows {a.mb} MB", flush=True)
+    print("| cc | scenario | base wall | worm wall | speedup | base events | worm events | event ratio | ff "
+          "| FCT err mean | max | makespan / iteration |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    rows = []
+    for cc in a.cc:
+        fabric = FabricConfig(cc=cc)
+        for name in a.scenario:
+            if name == "incast8":
+                row = _flows_row(*scenarios.incast8(a.mb * mb), fabric, wormhole)
+            elif name == "fattree16":
+                topo = topology.fat_tree(4, "100Gbps", "1us")
+                row = _flows_row(topo, permutation(range(16), a.mb * mb, seed=0), fabric, wormhole)
+            else:
+                row = _workload_row(*_training(8 if name == "moe" else 0), fabric, wormhole)
+            row.update(cc=cc, scenario=name)
+            rows.append(row)
+            print(f"| {cc} | {name} | {row['baseline_wall_s']:.3f} s | {row['wormhole_wall_s']:.3f} s "
+                  f"| {row['baseline_wall_s'] / row['wormhole_wall_s']:.1f}x | {row['baseline_events']:,} "
+                  f"| {row['wormhole_events']:,} | {row['baseline_events'] / row['wormhole_events']:.1f}x "
+                  f"| {row['fast_forwards']} | {100 * row['fct_error_mean']:.3f}% | {100 * row['fct_error_max']:.2f}% "
+                  f"| {100 * row['makespan_error']:.3f}% |", flush=True)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump(rows, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
