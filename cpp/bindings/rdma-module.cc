@@ -228,6 +228,22 @@ CollectNetwork(Ptr<RdmaNetwork> net, py::dict& out)
     p["resumes"] = Column(pfc, [](const RdmaPfcRecord& r) { return r.resumes; });
     out["pfc"] = p;
 
+    const auto& pe = net->GetPfcEvents();
+    py::dict e;
+    e["time_ns"] = Column(pe, [](const RdmaPfcEvent& r) { return r.timeNs; });
+    e["node"] = Column(pe, [](const RdmaPfcEvent& r) { return r.node; });
+    e["port"] = Column(pe, [](const RdmaPfcEvent& r) { return r.port; });
+    e["priority"] = Column(pe, [](const RdmaPfcEvent& r) { return r.priority; });
+    e["pause"] = Column(pe, [](const RdmaPfcEvent& r) { return static_cast<uint8_t>(r.pause); });
+    out["pfc_events"] = e;
+
+    py::list qlen;
+    for (const auto& h : net->GetQlenHistograms())
+    {
+        qlen.append(py::make_tuple(h.timeNs, h.node, h.port, py::cast(h.counts)));
+    }
+    out["qlen"] = qlen;
+
     const auto& qs = net->GetQueueSamples();
     py::dict q;
     q["time_ns"] = Column(qs, [](const RdmaQueueSample& r) { return r.timeNs; });

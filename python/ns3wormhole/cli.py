@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from . import cli_workflow as workflow
 
 DESCRIPTION = """\
 ns3-wormhole: packet-level ns-3 simulation of RoCEv2 fabrics (PFC, ECN, DCQCN)
@@ -102,6 +103,9 @@ examples:
   ns3-wormhole sweep examples/sweep.toml --out sweep-out --workers 2
   ns3-wormhole sweep examples/sweep.toml --scheduler tcp://127.0.0.1:8786
 """
+
+
+SCENARIO_HELP = "scenario file (.toml), or an HPCC/SimAI config (KEY value lines, e.g. mix/config.txt)"
 
 
 def _cmd_config(args: argparse.Namespace) -> int:
@@ -191,17 +195,6 @@ def _fmt_ns(ns: float | None) -> str:
 
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2%}"
-
-
-def _load(path: str, quiet: bool):
-    from .scenario import load_scenario
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sc = load_scenario(path)
-    for w in caught:
-        _say(f"ns3-wormhole: warning: {_one_line(w.message)}")
-    return sc
 
 
 class _Progress:
@@ -316,8 +309,10 @@ def _run_summary(d: dict, label: str) -> list[str]:
 def _cmd_run(args: argparse.Namespace) -> int:
     from .scenario import run_as_dict
 
-    sc = _load(args.scenario, args.quiet)
+    loaded = workflow.load(args.scenario, args, _say)
+    sc = loaded.scenario
     _check_output_path(args.json, "--json", forbid=[args.scenario, sc.memo_db])
+    workflow.check_out_dir(args.out_dir)
     bar = _Progress(_progress_wanted(args))
     bar.start(args.kernel)
     with _InterruptGuard() as guard:
@@ -325,6 +320,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     bar.clear()
     d = run_as_dict(result, sc)
     _write_json(args.json, d)
+    files = workflow.write_run(args, loaded, result)
     if d["interrupted"]:
         where = f"; partial results in {args.json}" if args.json and args.json != "-" else ""
         _say(f"ns3-wormhole: interrupted at simulated time {_fmt_ns(d['sim_time_s'] * 1e9)} "
@@ -333,6 +329,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         out = sys.stderr if args.json == "-" else sys.stdout
         print("\n".join(_run_summary(d, sc.summary())), file=out)
+        if files:
+            print(f"wrote      {', '.join(str(f) for f in files)}", file=out)
     return 0
 
 
@@ -353,7 +351,8 @@ def _compare_summary(d: dict, label: str) -> list[str]:
     out.append(row("flows done", f"{b['flows_completed']}/{d['flows']}", f"{w['flows_completed']}/{d['flows']}"))
     out.append(row("fast-forwards", "", f"{w['stats'].get('fast_forwards', 0):,}"))
     out.append("")
-    out.append(f"speedup {d['speedup']:.2f}x   event ratio {d['event_ratio']:.2f}x")
+    runs = f" (median of {d['repeat']['runs']} runs per kernel)" if "repeat" in d else ""
+    out.append(f"speedup {d['speedup']:.2f}x{runs}   event ratio {d['event_ratio']:.2f}x")
     if d["flows_compared"]:
         out.append(f"FCT error ({d['flows_compared']} flows)  mean {_pct(fe['mean'])}  p50 {_pct(fe['p50'])}  "
                    f"p99 {_pct(fe['p99'])}  max {_pct(fe['max'])}")
@@ -367,7 +366,10 @@ def _compare_summary(d: dict, label: str) -> list[str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    sc = _load(args.scenario, args.quiet)
+    if args.noise < 0 or args.repeat < 1:
+        raise CliError(f"--noise must be >= 0 and --repeat >= 1, got {args.noise} and {args.repeat}")
+    loaded = workflow.load(args.scenario, args, _say)
+    sc = loaded.scenario
     _check_output_path(args.json, "--json", forbid=[args.scenario, sc.memo_db])
     if args.report is not None:
         from .outputs import OutputError, check_output_dir
@@ -379,6 +381,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             raise CliError(f"--report {exc}") from None
         if not have_matplotlib():
             raise CliError("--report needs matplotlib: pip install 'ns3wormhole[plot]'")
+    workflow.check_out_dir(args.out_dir)
     if args.report is not None and sc.fabric.rate_sample_interval_ns == 0:
         sc = sc.with_fabric(rate_sample_interval_ns=int(args.rate_interval_ns))
     bar = _Progress(_progress_wanted(args))
@@ -386,7 +389,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         cmp = sc.compare(progress=guard.wrap(bar) if bar.enabled else None, on_start=bar.start)
     bar.clear()
     d = cmp.as_dict()
+    if not d["interrupted"]:
+        with _InterruptGuard():
+            if args.repeat > 1:
+                d["repeat"] = workflow.repeat_walls(sc, cmp, args.repeat)
+                d["speedup"] = d["repeat"]["speedup"]
+            if args.noise:
+                d["noise"] = workflow.noise(loaded, cmp, args.noise)
     _write_json(args.json, d)
+    files = workflow.write_compare(args, loaded, cmp, d)
     if d["interrupted"]:
         r = cmp.wormhole if cmp.wormhole is not None else cmp.baseline
         kernel = "wormhole" if cmp.wormhole is not None else "baseline"
@@ -396,13 +407,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out = sys.stderr if args.json == "-" else sys.stdout
     if not args.quiet:
         print("\n".join(_compare_summary(d, sc.summary())), file=out)
+        if "noise" in d:
+            print("\n".join(workflow.noise_lines(d["noise"], d)), file=out)
+        if files:
+            print(f"wrote      {', '.join(str(f) for f in files)}", file=out)
     if args.report is not None:
         from .report import write_report
 
         json_name = os.path.relpath(args.json, args.report) if args.json and args.json != "-" else None
-        files = write_report(cmp, args.report, json_name=json_name)
+        written = write_report(cmp, args.report, json_name=json_name, extra=d)
         if not args.quiet:
-            print(f"report     {files[0]} (+ {', '.join(f.name for f in files[1:])})", file=out)
+            print(f"report     {written[0]} (+ {', '.join(f.name for f in written[1:])})", file=out)
     return 0
 
 
@@ -448,10 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=RUN_EPILOG,
         formatter_class=raw,
     )
-    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument("--kernel", choices=("baseline", "wormhole"), default="wormhole",
                    help="baseline = ns-3's DefaultSimulatorImpl, wormhole = ns3::WormholeSimulatorImpl (default)")
     p.add_argument("--json", metavar="OUT", help="write results as JSON to OUT ('-' for stdout)")
+    workflow.add_override_args(p)
+    workflow.add_out_dir_arg(p)
     p.add_argument("--quiet", "-q", action="store_true", help="no summary table and no progress line")
     p.set_defaults(func=_cmd_run)
 
@@ -463,13 +480,42 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=COMPARE_EPILOG,
         formatter_class=raw,
     )
-    p.add_argument("scenario", metavar="SCENARIO", help="scenario file (.toml)")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument("--json", metavar="OUT", help="write the comparison as JSON to OUT ('-' for stdout)")
+    workflow.add_override_args(p)
+    workflow.add_out_dir_arg(p)
+    p.add_argument("--noise", type=int, default=0, metavar="N", help=workflow.NOISE_HELP)
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help=workflow.REPEAT_HELP)
     p.add_argument("--report", metavar="DIR", help="write DIR/report.md and PNG plots (needs matplotlib)")
     p.add_argument("--rate-interval-ns", type=int, default=10_000, metavar="NS",
                    help="rate sampling period for --report's rate plot, if the scenario sets none (default 10000)")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary table and no progress line")
     p.set_defaults(func=_cmd_compare)
+
+    p = sub.add_parser("validate", help="check a scenario (or HPCC config) without simulating it",
+                       description="Load and check SCENARIO with its overrides; print its one-line summary "
+                       "(exit 0) or the error (exit 2). Nothing is simulated.")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    workflow.add_override_args(p)
+    p.set_defaults(func=lambda a: workflow.cmd_validate(a, _say))
+
+    p = sub.add_parser("show", help="print a scenario with every default filled in, as TOML",
+                       description="Print the resolved scenario (file paths absolute, every fabric and "
+                       "kernel default filled in) as TOML.")
+    p.add_argument("scenario", metavar="SCENARIO", help=SCENARIO_HELP)
+    workflow.add_override_args(p)
+    p.set_defaults(func=lambda a: workflow.cmd_show(a, _say))
+
+    p = sub.add_parser("presets", help="list the LLM workload presets (paper Table 1)")
+    p.set_defaults(func=workflow.cmd_presets)
+
+    p = sub.add_parser("convert", help="write the scenario (TOML) equivalent to an HPCC/SimAI config",
+                       description="Read an HPCC/SimAI config (KEY value lines) and write the equivalent "
+                       "scenario file; file paths in it are relative to the output file.")
+    p.add_argument("config", metavar="CONFIG", help="HPCC/SimAI config file (e.g. mix/config.txt)")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.toml", help="scenario file to write")
+    workflow.add_override_args(p)
+    p.set_defaults(func=lambda a: workflow.cmd_convert(a, _say))
 
     p = sub.add_parser(
         "sweep",

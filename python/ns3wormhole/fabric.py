@@ -282,6 +282,12 @@ class FabricConfig:
     rate_sample_interval_ns: int = _f(
         0, _NET + "RateSampleInterval", "time_ns", "ns",
         "Per-flow sending-rate sampling period (0 = off).", lo=0)
+    qlen_monitor_start_ns: int = _f(
+        0, _NET + "QlenMonitorStart", "time_ns", "ns",
+        "Start of the switch queue-length histograms (HPCC QLEN_MON_START; 1 KB bins, sampled every 100 ns).", lo=0)
+    qlen_monitor_end_ns: int = _f(
+        0, _NET + "QlenMonitorEnd", "time_ns", "ns",
+        "End of the queue-length histograms (HPCC QLEN_MON_END; 0 = off); kept every 100 ms of simulated time.", lo=0)
 
     # ------------------------------------------------------------------ checks
 

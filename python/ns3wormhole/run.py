@@ -128,6 +128,8 @@ class RunResult:
     flow_time_skipped_ns: dict[int, int] = field(default_factory=dict)
     paths: list[list[int]] = field(default_factory=list)
     stalled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))  # ids without a path
+    pfc_events: np.ndarray | None = None  # time_ns, node, port, priority, pause: every PFC frame received
+    qlen: list[tuple[int, int, int, list[int]]] = field(default_factory=list)  # (time_ns, node, port, 1 KB bins)
 
     @property
     def completed(self) -> np.ndarray:
@@ -296,6 +298,8 @@ def _result(raw: dict, kernel: str) -> RunResult:
         flow_time_skipped_ns={int(k): int(v) for k, v in skipped.items()},
         paths=[list(p) for p in raw["paths"]],
         stalled=np.asarray(raw["stalled"], dtype=np.uint32),
+        pfc_events=_table(raw["pfc_events"]),
+        qlen=[(int(t), int(n), int(p), list(c)) for t, n, p, c in raw["qlen"]],
     )
 
 

@@ -402,6 +402,7 @@ def _flow_records(run: RunResult, node_of: dict[int, int] | None = None) -> list
             "start_ns": int(f["start_ns"][i]),
             "finish_ns": int(f["finish_ns"][i]) if done else None,
             "fct_ns": int(f["fct_ns"][i]) if done else None,
+            "ideal_fct_ns": float(f["ideal_fct_ns"][i]) if f["ideal_fct_ns"][i] > 0 else None,
         }
         if node_of is not None:
             rec["dag_node"] = node_of.get(rec["id"])
@@ -503,7 +504,9 @@ class ScenarioComparison(Comparison):
             fw = w.get(fid)
             fw = fw if fw is not None and fw > 0 else None
             err = abs(fw - fb) / fb if fb and fw else None
+            ideal = float(b["ideal_fct_ns"][i])
             out.append({"id": fid, "src": int(b["src"][i]), "dst": int(b["dst"][i]), "bytes": int(b["bytes"][i]),
+                        "start_ns": int(b["start_ns"][i]), "ideal_fct_ns": ideal if ideal > 0 else None,
                         "fct_baseline_ns": fb, "fct_wormhole_ns": fw, "error": err})
         return out
 

@@ -78,6 +78,18 @@ RdmaNetwork::GetPfcRecords() const
     return out;
 }
 
+const std::vector<RdmaPfcEvent>&
+RdmaNetwork::GetPfcEvents() const
+{
+    return m_pfcEvents;
+}
+
+const std::vector<RdmaQlenHistogram>&
+RdmaNetwork::GetQlenHistograms() const
+{
+    return m_qlen.GetDumps();
+}
+
 const std::vector<RdmaQueueSample>&
 RdmaNetwork::GetQueueSamples() const
 {

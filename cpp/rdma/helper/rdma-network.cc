@@ -73,6 +73,26 @@ RdmaNetwork::GetTypeId()
                           TimeValue(Time(0)),
                           MakeTimeAccessor(&RdmaNetwork::m_rateSampleInterval),
                           MakeTimeChecker(Time(0)))
+            .AddAttribute("QlenMonitorStart",
+                          "Start of the queue-length histogram window (HPCC QLEN_MON_START)",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&RdmaNetwork::m_qlenStart),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("QlenMonitorEnd",
+                          "End of the queue-length histogram window (HPCC QLEN_MON_END; 0 = off)",
+                          TimeValue(Time(0)),
+                          MakeTimeAccessor(&RdmaNetwork::m_qlenEnd),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("QlenMonitorInterval",
+                          "Sampling period of the queue-length histograms",
+                          TimeValue(NanoSeconds(100)),
+                          MakeTimeAccessor(&RdmaNetwork::m_qlenInterval),
+                          MakeTimeChecker(Time(0)))
+            .AddAttribute("QlenDumpInterval",
+                          "The cumulative histograms are kept at every multiple of this time",
+                          TimeValue(MilliSeconds(100)),
+                          MakeTimeAccessor(&RdmaNetwork::m_qlenDump),
+                          MakeTimeChecker(Time(0)))
             .AddTraceSource("FlowComplete",
                             "All bytes of a flow are acknowledged: flow id",
                             MakeTraceSourceAccessor(&RdmaNetwork::m_flowCompleteTrace),
@@ -263,6 +283,7 @@ RdmaNetwork::Build(uint32_t numNodes,
             dev = nic;
         }
         dev->Setup(node, i, &m_pool, &m_counters);
+        dev->TraceConnectWithoutContext("PfcReceived", MakeCallback(&RdmaNetwork::RecordPfcReceived, this, i));
         node->AggregateObject(dev);
         m_nodes.push_back(node);
         m_devices.push_back(dev);
@@ -313,12 +334,20 @@ RdmaNetwork::Build(uint32_t numNodes,
     m_linkDown.assign(links.size(), 0);
     ComputeRoutes();
     m_built = true;
+    m_qlen.Configure(m_qlenStart, m_qlenEnd, m_qlenInterval, m_qlenDump);
+    m_qlen.Start(m_switches, &m_counters.otherEvents);
     if (!wormhole::FlowSeam::creditor)
     {
         wormhole::FlowSeam::creditor = this;
     }
 }
 
+
+void
+RdmaNetwork::RecordPfcReceived(uint32_t node, uint32_t port, uint32_t priority, bool pause)
+{
+    m_pfcEvents.push_back({Simulator::Now().GetNanoSeconds(), node, port, priority, pause});
+}
 
 void
 RdmaNetwork::ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause)

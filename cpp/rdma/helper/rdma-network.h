@@ -7,6 +7,7 @@
 #include "rdma-congestion-control.h"
 #include "rdma-device.h"
 #include "rdma-nic.h"
+#include "rdma-qlen-monitor.h"
 #include "rdma-queue-pair.h"
 #include "rdma-switch.h"
 
@@ -73,6 +74,17 @@ struct RdmaPfcRecord
     uint32_t link;
     uint64_t pauses;
     uint64_t resumes;
+};
+
+/// A PFC frame arrived at `node`'s `port` (HPCC's PFC_OUTPUT_FILE line): the
+/// sender of that port was paused or resumed for `priority`.
+struct RdmaPfcEvent
+{
+    int64_t timeNs;
+    uint32_t node;
+    uint32_t port;
+    uint32_t priority;
+    bool pause;
 };
 
 /// Bytes queued at one switch egress port (ports with empty queues are not recorded).
@@ -159,6 +171,10 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     // Results (valid during and after Simulator::Run()).
     std::vector<RdmaFlowRecord> GetFlowRecords() const;
     std::vector<RdmaPfcRecord> GetPfcRecords() const;
+    /// Every PFC frame received, in time order.
+    const std::vector<RdmaPfcEvent>& GetPfcEvents() const;
+    /// Queue-length histograms (empty unless QlenMonitorEnd is set).
+    const std::vector<RdmaQlenHistogram>& GetQlenHistograms() const;
     const std::vector<RdmaQueueSample>& GetQueueSamples() const;
     const std::vector<RdmaRateSample>& GetRateSamples() const;
     const RdmaCounters& GetCounters() const;
@@ -203,6 +219,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     int64_t BaseRttSteps(const RdmaQueuePair& qp) const;
     void FlowDone(RdmaQueuePair& qp);
     void ForwardPfc(uint32_t node, uint32_t port, uint32_t priority, bool pause);
+    void RecordPfcReceived(uint32_t node, uint32_t port, uint32_t priority, bool pause);
     const RdmaQueuePair& FlowById(uint32_t flowId) const;
     void StartSamplers();
     void SampleQueues();
@@ -214,6 +231,10 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     std::string m_ccName = "dcqcn";
     Time m_queueSampleInterval;
     Time m_rateSampleInterval;
+    Time m_qlenStart;
+    Time m_qlenEnd;
+    Time m_qlenInterval;
+    Time m_qlenDump;
 
     ObjectFactory m_nicFactory;
     ObjectFactory m_switchFactory;
@@ -247,6 +268,8 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     bool m_rateSamplerRunning = false;
     std::vector<RdmaQueueSample> m_queueSamples;
     std::vector<RdmaRateSample> m_rateSamples;
+    std::vector<RdmaPfcEvent> m_pfcEvents;
+    RdmaQlenMonitor m_qlen;
 
     std::function<void(uint32_t)> m_flowCompleteHook;
     TracedCallback<uint32_t> m_flowCompleteTrace;

@@ -17,7 +17,15 @@ NS_OBJECT_ENSURE_REGISTERED(RdmaDevice);
 TypeId
 RdmaDevice::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::RdmaDevice").SetParent<Object>().SetGroupName("Rdma");
+    static TypeId tid =
+        TypeId("ns3::RdmaDevice")
+            .SetParent<Object>()
+            .SetGroupName("Rdma")
+            .AddTraceSource("PfcReceived",
+                            "A PFC frame arrived (the sender of this port is paused or "
+                            "resumed): port, priority, true for PAUSE",
+                            MakeTraceSourceAccessor(&RdmaDevice::m_pfcReceivedTrace),
+                            "ns3::RdmaDevice::PfcReceivedTracedCallback");
     return tid;
 }
 
@@ -176,6 +184,16 @@ const RdmaPort&
 RdmaDevice::GetPort(uint32_t i) const
 {
     return m_ports.at(i);
+}
+
+void
+RdmaDevice::ApplyPfc(uint32_t port, const RdmaPacket& frame)
+{
+    const bool pause = frame.kind == RdmaPacketKind::PAUSE;
+    const auto bit = static_cast<uint8_t>(1u << frame.pg);
+    RdmaPort& p = m_ports[port];
+    p.pausedMask = pause ? static_cast<uint8_t>(p.pausedMask | bit) : static_cast<uint8_t>(p.pausedMask & ~bit);
+    m_pfcReceivedTrace(port, frame.pg, pause);
 }
 
 void

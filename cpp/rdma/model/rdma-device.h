@@ -10,6 +10,7 @@
 #include "ns3/node.h"
 #include "ns3/object.h"
 #include "ns3/simulator.h"
+#include "ns3/traced-callback.h"
 
 #include <cstdint>
 #include <vector>
@@ -79,6 +80,9 @@ class RdmaDevice : public Object
   public:
     static TypeId GetTypeId();
 
+    /// Signature of the "PfcReceived" trace.
+    typedef void (*PfcReceivedTracedCallback)(uint32_t port, uint32_t priority, bool pause);
+
     /// A frame has fully arrived on `port` (scheduled by the peer's transmitter).
     virtual void Receive(uint32_t port, RdmaPacket* p) = 0;
 
@@ -127,6 +131,11 @@ class RdmaDevice : public Object
     /// Make sure Service(port) runs at time step `at` at the latest.
     void ScheduleService(RdmaPort& port, uint32_t portIndex, int64_t at);
 
+    /// A PFC PAUSE or RESUME frame arrived on `port`: (un)pause its priority
+    /// and fire "PfcReceived". The caller frees the frame and, on a resume,
+    /// restarts the port.
+    void ApplyPfc(uint32_t port, const RdmaPacket& frame);
+
     static int64_t NowSteps()
     {
         return Simulator::Now().GetTimeStep();
@@ -146,6 +155,7 @@ class RdmaDevice : public Object
     std::vector<uint32_t> m_routeOffsets;
     std::vector<uint16_t> m_routePorts;
     uint64_t m_ecmpSeed = 0;
+    TracedCallback<uint32_t, uint32_t, bool> m_pfcReceivedTrace; ///< port, priority, pause
 };
 
 /// 64-bit finalizer (splitmix64): spreads every input bit over the output.

@@ -439,10 +439,10 @@ RdmaNic::Receive(uint32_t port, RdmaPacket* p)
         break;
     }
     case RdmaPacketKind::PAUSE:
-        m_ports[port].pausedMask |= static_cast<uint8_t>(1u << p->pg);
+        ApplyPfc(port, *p);
         break;
     case RdmaPacketKind::RESUME:
-        m_ports[port].pausedMask &= static_cast<uint8_t>(~(1u << p->pg));
+        ApplyPfc(port, *p);
         Kick(port);
         break;
     }

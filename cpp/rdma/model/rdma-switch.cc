@@ -200,11 +200,11 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     switch (p->kind)
     {
     case RdmaPacketKind::PAUSE:
-        m_ports[in].pausedMask |= static_cast<uint8_t>(1u << p->pg);
+        ApplyPfc(in, *p);
         m_pool->Free(p);
         return;
     case RdmaPacketKind::RESUME:
-        m_ports[in].pausedMask &= static_cast<uint8_t>(~(1u << p->pg));
+        ApplyPfc(in, *p);
         m_pool->Free(p);
         Kick(in);
         return;
