@@ -93,6 +93,8 @@ CONTRACT_ATTRIBUTES = {
     "ns3::RdmaNetwork::Seed": "1",
     "ns3::RdmaNetwork::QueueSampleInterval": "0ns",
     "ns3::RdmaNetwork::RateSampleInterval": "0ns",
+    "ns3::RdmaNetwork::QlenMonitorStart": "0ns",
+    "ns3::RdmaNetwork::QlenMonitorEnd": "0ns",
 }
 
 

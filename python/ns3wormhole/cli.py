@@ -194,7 +194,9 @@ def _fmt_ns(ns: float | None) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2%}"
+    from .compare import format_pct
+
+    return format_pct(x)
 
 
 class _Progress:

@@ -237,8 +237,7 @@ def noise_lines(n: dict, d: dict) -> list[str]:
     span_key = "makespan" if "makespan" in n["spread"] else "iteration_time"
     ours_span = d["makespan_error"] if span_key == "makespan" else d["iteration_time_error"]
 
-    def pct(x: float | None) -> str:
-        return "n/a" if x is None else f"{x:.2%}"
+    from .compare import format_pct as pct
 
     def mark(k: str) -> str:
         v = n["inside"][k]
@@ -246,10 +245,10 @@ def noise_lines(n: dict, d: dict) -> list[str]:
 
     label = span_key.replace("_", " ")
     return [
-        f"reference's own spread ({n['runs']} baseline runs, {n['perturbation']}):",
-        f"  FCT error mean {pct(fe['mean']):>8}  spread {pct(n['spread']['fct_mean']):>8}  {mark('fct_mean')}",
-        f"  FCT error max  {pct(fe['max']):>8}  spread {pct(n['spread']['fct_max']):>8}  {mark('fct_max')}",
-        f"  {label + ' error':<15}{pct(ours_span):>8}  spread {pct(n['spread'][span_key]):>8}  {mark(span_key)}",
+        f"reference's own spread ({n['runs']} perturbed baseline run{'s' if n['runs'] != 1 else ''}, {n['perturbation']}):",
+        f"  {'FCT error mean':<22}{pct(fe['mean']):>10}   spread {pct(n['spread']['fct_mean']):>10}   {mark('fct_mean')}",
+        f"  {'FCT error max':<22}{pct(fe['max']):>10}   spread {pct(n['spread']['fct_max']):>10}   {mark('fct_max')}",
+        f"  {label + ' error':<22}{pct(ours_span):>10}   spread {pct(n['spread'][span_key]):>10}   {mark(span_key)}",
         n["verdict"],
     ]
 

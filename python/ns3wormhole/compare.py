@@ -14,6 +14,16 @@ from .run import RunResult, WorkloadResult, WormholeConfig, run_flows
 from .topology import Topology
 
 
+def format_pct(x: float | None) -> str:
+    """A relative error as a percentage with two decimals, or two significant
+    digits below 0.1% (so 4e-5 reads 0.004%, not 0.00%)."""
+    if x is None:
+        return "n/a"
+    if x != 0 and abs(x) < 1e-3:
+        return np.format_float_positional(x * 100, precision=2, unique=False, fractional=False, trim="-") + "%"
+    return f"{x:.2%}"
+
+
 @dataclass
 class ErrorSummary:
     mean: float

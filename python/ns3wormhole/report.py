@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .compare import node_of_flow
+from .compare import format_pct, node_of_flow
 from .outputs import write_figure, write_text
 from .scenario import ScenarioComparison, format_duration_ns
 
@@ -119,6 +119,16 @@ def delivered_rate(rates: np.ndarray, flow: int, max_rate_bps: float, finish_ns:
 # --------------------------------------------------------------------------- plots
 
 
+def _log_axis(axis) -> None:
+    """Log scale with labels at 1, 2 and 5 of each decade only: the default puts a
+    label on every minor tick of a short range, and they overlap."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def _fct_cdf(plt, cmp: ScenarioComparison, path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for res, label, color, ls in ((cmp.baseline, "baseline (ns-3 default kernel)", BASE_COLOR, "-"),
@@ -139,6 +149,7 @@ def _fct_cdf(plt, cmp: ScenarioComparison, path: Path) -> None:
     allf = np.concatenate(lo_hi) if lo_hi else np.zeros(0)
     if allf.size and allf.min() > 0 and allf.max() / allf.min() > 20:
         ax.set_xscale("log")
+        _log_axis(ax.xaxis)
     ax.grid(alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", fontsize=9)
@@ -150,25 +161,34 @@ def _fct_cdf(plt, cmp: ScenarioComparison, path: Path) -> None:
     plt.close(fig)
 
 
+def error_x_axis(cmp: ScenarioComparison) -> str:
+    """"size" when the flows have several sizes; else "fct" (baseline FCT), since
+    against one size every error falls in one column."""
+    sizes = {r["bytes"] for r in cmp.matched_flows() if r["error"] is not None}
+    return "size" if len(sizes) >= 4 else "fct"
+
+
 def _fct_error(plt, cmp: ScenarioComparison, path: Path) -> None:
     rows = [r for r in cmp.matched_flows() if r["error"] is not None]
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    by = error_x_axis(cmp)
     if rows:
-        size = np.array([r["bytes"] for r in rows], dtype=float)
+        x = np.array([r["bytes"] / 1e6 if by == "size" else r["fct_baseline_ns"] / 1e6 for r in rows], dtype=float)
         err = np.array([r["error"] for r in rows]) * 100
-        ax.scatter(size / 1e6, err, s=18, alpha=0.7, color=WORM_COLOR, edgecolors="none")
+        ax.scatter(x, err, s=18, alpha=0.7, color=WORM_COLOR, edgecolors="none", label=f"{len(rows)} flows")
         s = cmp.fct_error
-        ax.axhline(s.mean * 100, color="0.3", lw=1, ls="--", label=f"mean {s.mean:.2%}")
-        ax.axhline(s.max * 100, color="0.3", lw=1, ls=":", label=f"max {s.max:.2%}")
-        if size.min() > 0 and size.max() / size.min() > 20:
+        ax.axhline(s.mean * 100, color="0.3", lw=1, ls="--", label=f"mean {format_pct(s.mean)}")
+        ax.axhline(s.max * 100, color="0.3", lw=1, ls=":", label=f"max {format_pct(s.max)}")
+        if x.min() > 0 and x.max() / x.min() > 20:
             ax.set_xscale("log")
-        ax.set_ylim(bottom=0, top=max(err.max() * 1.15, 0.1))
+            _log_axis(ax.xaxis)
+        ax.set_ylim(bottom=0, top=max(err.max() * 1.15, 1e-6))
         ax.legend(loc="upper right", fontsize=9)
     else:
         ax.text(0.5, 0.5, "no flow completed under both kernels", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("flow size (MB)")
+    ax.set_xlabel("flow size (MB)" if by == "size" else "flow completion time under the baseline (ms)")
     ax.set_ylabel("|FCT_wormhole - FCT_baseline| / FCT_baseline (%)")
-    ax.set_title("Per-flow FCT error against flow size")
+    ax.set_title("Per-flow FCT error against " + ("flow size" if by == "size" else "baseline FCT"))
     ax.grid(alpha=0.3)
     fig.tight_layout()
     write_figure(path, fig, dpi=120)
@@ -176,7 +196,8 @@ def _fct_error(plt, cmp: ScenarioComparison, path: Path) -> None:
 
 
 def _pick_flows(cmp: ScenarioComparison, n: int = 4) -> list[int]:
-    """A few flows worth looking at: those Wormhole skipped longest, then the largest."""
+    """A few flows worth looking at: those Wormhole skipped longest, then the largest
+    (the caption says which applies)."""
     f = cmp.baseline.flows
     if len(f) == 0:
         return []
@@ -212,7 +233,8 @@ def _rates(plt, cmp: ScenarioComparison, path: Path, max_rate_bps: float) -> int
     b_rates, b_finish, _ = _rates_for(cmp, "baseline")
     w_rates, w_finish, _ = _rates_for(cmp, "wormhole")
     n = max(1, len(flows))
-    fig, axes = plt.subplots(n, 1, figsize=(7.5, 1.9 * n + 0.9), sharex=True, squeeze=False)
+    # one y-scale for every panel, so the flows' rates compare at a glance
+    fig, axes = plt.subplots(n, 1, figsize=(7.5, 1.9 * n + 0.9), sharex=True, sharey=True, squeeze=False)
     n_skips = 0
     if len(b_rates) == 0:
         axes[0, 0].text(0.5, 0.5, "no rate samples (fabric.rate_sample_interval_ns = 0)", ha="center", va="center",
@@ -258,12 +280,14 @@ def _rates(plt, cmp: ScenarioComparison, path: Path, max_rate_bps: float) -> int
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.2%}"
+    return format_pct(x)
 
 
-def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str | None = None) -> list[Path]:
+def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str | None = None,
+                 extra: dict | None = None) -> list[Path]:
     """Write ``report.md``, ``fct_cdf.png``, ``fct_error.png`` and ``rates.png`` into
-    ``out_dir`` (created). Returns the files written."""
+    ``out_dir`` (created). ``extra``: the CLI's JSON, whose ``noise`` (reference's own
+    spread) and ``repeat`` (median wall times) are reported too. Returns the files written."""
     plt = _pyplot()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -275,6 +299,8 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
     n_skips = _rates(plt, cmp, files[2], max_rate)
 
     d = cmp.as_dict()
+    if extra:
+        d.update({k: extra[k] for k in ("noise", "repeat", "speedup") if k in extra})
     b, w = d["baseline"], d["wormhole"]
     fe = d["fct_error"]
     lines = [f"# ns3-wormhole comparison: {sc.label if sc else 'scenario'}", ""]
@@ -304,7 +330,8 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
             ", ".join(format_duration_ns(x) for x in w["iteration_times_ns"]) if w else "n/a")
     lines += [""]
     lines += ["| accuracy and speed | |", "| --- | ---: |"]
-    lines.append(f"| speedup (baseline wall / Wormhole wall) | {d['speedup']:.2f}x |" if d["speedup"] else "| speedup | n/a |")
+    runs = f", median of {d['repeat']['runs']} runs per kernel" if "repeat" in d else ""
+    lines.append(f"| speedup (baseline wall / Wormhole wall{runs}) | {d['speedup']:.2f}x |" if d["speedup"] else "| speedup | n/a |")
     lines.append(f"| event ratio (baseline / Wormhole events) | {d['event_ratio']:.2f}x |" if d["event_ratio"] else "| event ratio | n/a |")
     lines.append(f"| FCT error mean / p50 / p99 / max | {_pct(fe['mean'])} / {_pct(fe['p50'])} / {_pct(fe['p99'])} / {_pct(fe['max'])} |"
                  if d["flows_compared"] else "| FCT error | n/a: no flow completed under both kernels |")
@@ -312,14 +339,28 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
     if d["iteration_time_error"] is not None:
         lines.append(f"| iteration time error (max over iterations) | {_pct(d['iteration_time_error'])} |")
     lines.append(f"| flows compared | {d['flows_compared']} of {d['flows']} |")
+    if "noise" in d:
+        n = d["noise"]
+        span = "makespan" if "makespan" in n["spread"] else "iteration_time"
+        ours = {"fct_mean": fe["mean"], "fct_max": fe["max"],
+                span: d["makespan_error"] if span == "makespan" else d["iteration_time_error"]}
+        lines += ["", f"Against the reference's own spread ({n['runs']} perturbed baseline run{'s' if n['runs'] != 1 else ''}, "
+                  f"each with {n['perturbation']}):", "",
+                  "| measure | Wormhole's error | reference's own spread | |", "| --- | ---: | ---: | --- |"]
+        for k, label in (("fct_mean", "FCT error mean"), ("fct_max", "FCT error max"), (span, span.replace("_", " ") + " error")):
+            v = n["inside"][k]
+            lines.append(f"| {label} | {format_pct(ours[k])} | {format_pct(n['spread'][k])} | "
+                         f"{'n/a' if v is None else ('inside' if v else '**outside**')} |")
+        lines += ["", f"**{n['verdict']}.**"]
     interval = sc.fabric.rate_sample_interval_ns if sc is not None else 0
+    n_ff = (w or {}).get("stats", {}).get("fast_forwards", 0)
     lines += [
         "",
         "## FCT distribution",
         "",
         "![FCT CDF](fct_cdf.png)",
         "",
-        "## Per-flow FCT error against flow size",
+        "## Per-flow FCT error against " + ("flow size" if error_x_axis(cmp) == "size" else "baseline FCT"),
         "",
         "![FCT error](fct_error.png)",
         "",
@@ -327,11 +368,12 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
         "",
         "![rates](rates.png)",
         "",
-        f"Delivered rate (derivative of delivered bytes, sampled every {format_duration_ns(interval)}) of the flows "
-        f"Wormhole skipped longest ({n_skips} skipped flow intervals shown, "
-        f"{(w or {}).get('stats', {}).get('fast_forwards', 0)} fast-forwards in the run). Shaded: where the kernel credited the "
-        "skipped bytes at once and parked the partition; the dashed line shows the credited bytes spread over the "
-        "interval. Rate sampling adds events to both runs, so wall times here are slightly above those of a run "
+        f"Delivered rate (derivative of delivered bytes, sampled every {format_duration_ns(interval)}) of "
+        + (f"the flows Wormhole skipped longest ({n_skips} skipped flow intervals shown, {n_ff} fast-forwards in the "
+           "run). Shaded: where the kernel credited the skipped bytes at once and parked the partition; the dashed "
+           "line shows the credited bytes spread over the interval."
+           if n_ff else "the largest flows (Wormhole fast-forwarded nothing in this run: it simulated every packet).")
+        + " Rate sampling adds events to both runs, so wall times here are slightly above those of a run "
         "without `--report`.",
         "",
     ]

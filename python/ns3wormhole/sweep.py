@@ -360,9 +360,13 @@ def _plot(path: Path, spec: SweepSpec, table) -> bool:
                 mx = sorted((xpos(pt), r[col["fct_error_max"]]) for pt, r in members if ok(r[col["fct_error_max"]]))
                 if mx:
                     ax.plot([a for a, _ in mx], [b * 100 for _, b in mx], marker="^", ls=":", lw=1.2, color=line.get_color())
+        if metric == "speedup":  # above the line Wormhole is faster, below it slower
+            ax.axhline(1.0, color="0.35", lw=1, ls="--", label="1x (as fast as the baseline)")
         ax.set_ylabel(ylabel)
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
+        if metric == "speedup" and len(groups) <= 1:
+            ax.legend(fontsize=8, loc="best")
         if len(groups) > 1 and ax is axes[0, 0]:
             ax.legend(fontsize=8, title=", ".join(others), title_fontsize=8)
     if not numeric:
