@@ -190,8 +190,8 @@ def test_run_writes_hpcc_files_and_matches_converted_scenario(sim, tmp_path):
     ({"ack_prio": 0}, "ACK_HIGH_PRIO", "not modelled"),
     ({"link_down": "1000 4 6"}, "LINK_DOWN", "not modelled yet"),
     ({"kmax_map": "1 400000000000 6400"}, "KMAX_MAP", "no entry for link rate 100000000000"),
-    ({"kmin_map": "1 100000000000 2000"}, "KMIN_MAP", "must not exceed"),
     ({"pmax_map": "1 100000000000 1.5"}, "PMAX_MAP", "out of range"),
+    ({"kmin_map": "1 100000000000 2000"}, "KMIN_MAP", "kmin"),
     ({"t_inc": "fast"}, "RP_TIMER", "expected a number"),
 ])
 def test_unmodelled_or_bad_values_are_one_line_errors(sim, tmp_path, changes, key, words):
@@ -227,3 +227,22 @@ def test_pfc_file_has_every_frame_at_the_paused_device(tmp_path):
     assert times == sorted(times)
     # the switch (node 5) pauses hosts: the paused devices are the hosts' ports (if_index 1)
     assert all(l[1] in {"0", "1", "2", "3"} and l[2] == "0" and l[3] == "1" for l in lines)
+
+
+def test_other_ecn_maps_and_error_rates_map_to_per_rate_keys(sim):
+    # pmax differs per rate: a per-rate ECN map; ERROR_RATE_PER_LINK fills links the file gives 0
+    topo = sim / "mix" / "topo.txt"
+    topo.write_text(topo.read_text().replace("4 6 100Gbps 0.001ms 0", "4 6 400Gbps 0.001ms 0.01"))
+    text = run_py_config(pmax_map="2 100000000000 0.2 400000000000 0.8").replace(
+        "ERROR_RATE_PER_LINK 0.0000", "ERROR_RATE_PER_LINK 0.001")
+    cfg = read_hpcc_config(write_config(sim, text))
+    assert cfg.scenario["fabric"]["ecn_map"] == {
+        "100000000000bps": {"kmin_kb": 400, "kmax_kb": 1600, "pmax": 0.2},
+        "400000000000bps": {"kmin_kb": 1600, "kmax_kb": 6400, "pmax": 0.8},
+    }
+    from ns3wormhole.scenario import scenario_from_mapping
+
+    sc = scenario_from_mapping(cfg.scenario, base_dir=cfg.base)
+    assert {e[0]: e[3] for e in sc.fabric.ecn_map} == {100_000_000_000: 0.2, 400_000_000_000: 0.8}
+    er = dict(zip(zip(sc.topology.link_a.tolist(), sc.topology.link_b.tolist()), sc.topology.error_rate.tolist()))
+    assert er[(4, 6)] == 0.01 and er[(0, 4)] == 0.001

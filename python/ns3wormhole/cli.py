@@ -39,6 +39,12 @@ examples:
   ns3-wormhole run examples/incast.toml --kernel baseline --json base.json
   ns3-wormhole compare examples/incast.toml --report report # both kernels, errors, plots
   ns3-wormhole compare examples/gpt-tiny.toml --json cmp.json
+  ns3-wormhole compare examples/incast.toml --noise 2 --repeat 3 --out-dir out
+  ns3-wormhole run mix/config.txt                           # an HPCC/SimAI config, unchanged
+  ns3-wormhole run examples/incast.toml --seed 2 --set workload.bytes=16MB
+  ns3-wormhole validate examples/gpt-7b.toml && ns3-wormhole show examples/incast.toml
+  ns3-wormhole presets
+  ns3-wormhole convert mix/config.txt -o scenario.toml
   ns3-wormhole sweep examples/sweep.toml --out sweep-out --workers 2
   ns3-wormhole sweep examples/sweep.toml --scheduler tcp://127.0.0.1:8786
   ns3-wormhole config --cflags --libs --modules core network internet

@@ -73,9 +73,8 @@ FIXED = {
     "HAS_WIN": ("0", "a sending window is not modelled yet"),
 }
 
-# Keys whose non-trivial values wait for model features other branches add.
+# Keys whose non-trivial values wait for model features not there yet.
 PENDING = {
-    "ERROR_RATE_PER_LINK": ("0", "per-link packet errors are not modelled yet"),
     "LINK_DOWN": ("0 0 0", "link-down events are not modelled yet"),
 }
 
@@ -202,33 +201,51 @@ def _ecn_map(ctx: _Ctx, key: str, value: str, as_float: bool) -> dict[int, float
     return out
 
 
+_ECN = (("KMIN_MAP", "kmin_bytes_per_100g", "kmin_kb"), ("KMAX_MAP", "kmax_bytes_per_100g", "kmax_kb"),
+        ("PMAX_MAP", "pmax", "pmax"))
+
+
 def _ecn_fabric(ctx: _Ctx, values: dict[str, str], link_rates: set[int]) -> dict[str, Any]:
-    """KMIN/KMAX/PMAX maps -> fabric keys. The model scales kmin/kmax linearly with
-    the port rate and has one pmax: a map of that form is exact; another needs
-    a per-rate map the model does not have yet."""
-    out: dict[str, Any] = {}
-    for key, fkey, is_p in (("KMIN_MAP", "kmin_bytes_per_100g", False), ("KMAX_MAP", "kmax_bytes_per_100g", False),
-                            ("PMAX_MAP", "pmax", True)):
+    """KMIN/KMAX/PMAX maps -> fabric keys. Thresholds proportional to the port rate
+    with one pmax (run.py's maps) become the per-100G keys; any other map becomes
+    ``fabric.ecn_map``, one entry per switch link rate."""
+    maps: dict[str, dict[int, float]] = {}
+    for key, _, entry in _ECN:
         if key not in values:
             continue
-        m = _ecn_map(ctx, key, values[key], is_p)
+        m = _ecn_map(ctx, key, values[key], entry == "pmax")
         missing = sorted(r for r in link_rates if r not in m)
         if missing:  # third.cc asserts "must set kmin for each link speed"
             raise ctx.error(key, f"no entry for link rate {missing[0]} bps (HPCC needs one per link speed)")
-        used = {r: m[r] for r in link_rates}
-        if is_p:
-            vals = set(used.values())
-            if len(vals) != 1:
-                raise ctx.error(key, f"different pmax per link rate ({values[key]}): a per-rate ECN map is not modelled yet")
-            out[fkey] = vals.pop()
+        maps[key] = {r: m[r] for r in link_rates}
+    out: dict[str, Any] = {}
+    uniform = True
+    for key, fkey, entry in _ECN:
+        if key not in maps:
             continue
-        per100 = {r: k * 1000 * 100e9 / r for r, k in used.items()}  # KB = 1000 B, scaled to 100 Gbps
-        vals = sorted(set(round(v, 6) for v in per100.values()))
-        if len(vals) != 1 or vals[0] != int(vals[0]):
-            raise ctx.error(key, f"thresholds not proportional to the link rate ({values[key]}): a per-rate ECN "
-                            "map is not modelled yet")
-        out[fkey] = int(vals[0])
-    return out
+        if entry == "pmax":
+            vals = set(maps[key].values())
+            uniform &= len(vals) == 1
+            out[fkey] = next(iter(vals)) if len(vals) == 1 else None
+        else:
+            per100 = {round(k * 1000 * 100e9 / r, 6) for r, k in maps[key].items()}  # KB = 1000 B
+            ok = len(per100) == 1 and float(next(iter(per100))).is_integer()
+            uniform &= ok
+            out[fkey] = int(next(iter(per100))) if ok else None
+    if uniform:
+        return out
+    # Per-rate entries; a map left out takes the scenario default at that rate.
+    from .fabric import FabricConfig
+
+    d = FabricConfig()
+    table = {}
+    for r in sorted(link_rates):
+        table[f"{r}bps"] = {
+            "kmin_kb": maps["KMIN_MAP"][r] if "KMIN_MAP" in maps else d.kmin_bytes_per_100g * r / 100e9 / 1000,
+            "kmax_kb": maps["KMAX_MAP"][r] if "KMAX_MAP" in maps else d.kmax_bytes_per_100g * r / 100e9 / 1000,
+            "pmax": maps["PMAX_MAP"][r] if "PMAX_MAP" in maps else d.pmax,
+        }
+    return {"ecn_map": table}
 
 
 _ECN_KEYS = {"kmin_bytes_per_100g": "KMIN_MAP", "kmax_bytes_per_100g": "KMAX_MAP", "pmax": "PMAX_MAP"}
@@ -326,11 +343,17 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
     for table in (FIXED, PENDING):
         for key, (accepted, why) in table.items():
             if key in values and " ".join(values[key].split()) != accepted:
-                if key == "ERROR_RATE_PER_LINK" and ctx.number(key, values[key]) == 0:
-                    continue
                 if key == "LINK_DOWN" and values[key].split()[0] == "0":
                     continue  # third.cc schedules the event only for a time > 0
                 raise ctx.error(key, f"{values[key]!r}: {why} (accepted: {accepted})")
+
+    if "ERROR_RATE_PER_LINK" in values:
+        # third.cc gives links whose topology line says 0 this error rate
+        rate = ctx.number("ERROR_RATE_PER_LINK", values["ERROR_RATE_PER_LINK"])
+        if rate > 1:
+            raise ctx.error("ERROR_RATE_PER_LINK", f"a probability must be <= 1, got {values['ERROR_RATE_PER_LINK']!r}")
+        if rate > 0:
+            scenario["topology"]["error_rate"] = rate
 
     if "SIMULATOR_STOP_TIME" in values:
         scenario["stop"] = int(round(ctx.number("SIMULATOR_STOP_TIME", values["SIMULATOR_STOP_TIME"], positive=True) * 1e9))
@@ -349,11 +372,11 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
         fabric["qlen_monitor_start_ns"] = start
         fabric["qlen_monitor_end_ns"] = end
 
-    _check_fabric(ctx, fabric, {**{f: k for k, (f, _) in direct.items()}, **_ECN_KEYS,
+    _check_fabric(ctx, fabric, {**{f: k for k, (f, _) in direct.items()}, **_ECN_KEYS, "ecn_map": "KMIN_MAP",
                                  "qlen_monitor_start_ns": "QLEN_MON_START", "qlen_monitor_end_ns": "QLEN_MON_END"})
 
     handled = set(direct) | set(FIXED) | set(PENDING) | {
-        "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "SIMULATOR_STOP_TIME",
+        "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ERROR_RATE_PER_LINK", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "SIMULATOR_STOP_TIME",
         "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
     }
     ignored = [k for k in values if k in IGNORED]
@@ -365,6 +388,6 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
 MODELLED = (
     "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER",
     "EWMA_GAIN", "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "MIN_RATE", "CLAMP_TARGET_RATE",
-    "PACKET_PAYLOAD_SIZE", "BUFFER_SIZE", "L2_ACK_INTERVAL", "ENABLE_QCN", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP",
+    "PACKET_PAYLOAD_SIZE", "BUFFER_SIZE", "L2_ACK_INTERVAL", "ENABLE_QCN", "ERROR_RATE_PER_LINK", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP",
     "SIMULATOR_STOP_TIME", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
 )

@@ -723,20 +723,23 @@ def _build_topology(ctx: _Ctx, tbl: dict, data: dict) -> Topology:
     if kind is None:
         raise ctx.error("topology.kind", f"missing; one of {', '.join(TOPOLOGY_KINDS)}")
     _choice(ctx, kind, "topology.kind", TOPOLOGY_KINDS)
+    # Builders: one loss probability for every link; an HPCC file carries it per link,
+    # and error_rate then fills the links whose file says 0 (HPCC ERROR_RATE_PER_LINK).
+    error_rate = tbl.pop("error_rate", 0.0)
+    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)) or not 0 <= error_rate <= 1:
+        raise ctx.error("topology.error_rate", f"expected a probability in [0, 1], got {error_rate!r}")
     if kind == "hpcc":
-        _reject_unknown(ctx, tbl, ("file",), "topology", "key for kind 'hpcc'")
+        _reject_unknown(ctx, tbl, ("file", "error_rate"), "topology", "key for kind 'hpcc'")
         if "file" not in tbl:
             raise ctx.error("topology.file", "missing: kind 'hpcc' needs file = path of an HPCC topology file")
         path = ctx.resolve(tbl["file"], "topology.file")
         data["topology"]["file"] = str(path)
-        return topo_mod.read_hpcc(path)
+        topo = topo_mod.read_hpcc(path)
+        topo.error_rate[topo.error_rate == 0] = float(error_rate)
+        return topo
     builder = TOPOLOGY_BUILDERS[kind]
     params = inspect.signature(builder).parameters
-    # Builders: one loss probability for every link (HPCC files carry it per link).
-    error_rate = tbl.pop("error_rate", 0.0)
     _reject_unknown(ctx, tbl, [*params, "error_rate"], "topology", f"parameter for kind {kind!r}")
-    if isinstance(error_rate, bool) or not isinstance(error_rate, (int, float)) or not 0 <= error_rate <= 1:
-        raise ctx.error("topology.error_rate", f"expected a probability in [0, 1], got {error_rate!r}")
     for pname, param in params.items():
         if param.default is inspect.Parameter.empty and pname not in tbl:
             raise ctx.error(f"topology.{pname}", f"missing: kind {kind!r} needs {pname}")
