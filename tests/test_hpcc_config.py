@@ -92,8 +92,24 @@ def run_py_config(cc: str = "dcqcn", bw: int = 100, topo: str = "topo", trace: s
                   mi=0, int_multi=1, pint_log_base=1.01, pint_prob=1.0, ack_prio=1, link_down="0 0 0", enable_tr=1,
                   kmax_map=kmax, kmin_map=kmin, pmax_map=pmax, buffer_size=16 * bw / 50, qlen_start=2000000000,
                   qlen_end=3000000000)
+    if cc == "hp":  # run.py's HPCC line
+        values.update(ai=10 * bw / 25, hai=10 * bw / 25, int_multi=bw / 25, has_win=1, vwin=1, us=1, ack_prio=0)
+    elif cc == "dctcp":
+        dk = "2 %d %d %d %d" % (bw * 10**9, 30 * bw / 10, bw * 4 * 10**9, 30 * bw * 4 / 10)
+        values.update(ai=10, hai=10, dctcp_ai=615, g=0.0625, has_win=1, vwin=1, ack_prio=0, kmax_map=dk, kmin_map=dk,
+                      pmax_map="2 %d %.2f %d %.2f" % (bw * 10**9, 1.0, bw * 4 * 10**9, 1.0))
+    elif cc == "timely":
+        values.update(ai=10 * bw / 10, hai=50 * bw / 10)
     values.update(changes)
     return TEMPLATE.format(**values)
+
+
+def fabric_has(name: str) -> bool:
+    import dataclasses
+
+    from ns3wormhole.fabric import FabricConfig
+
+    return name in {f.name for f in dataclasses.fields(FabricConfig)}
 
 
 @pytest.fixture
@@ -134,9 +150,13 @@ def test_every_template_key_is_mapped_with_hpcc_units(sim):
     assert Path(cfg.scenario["topology"]["file"]) == (sim / "mix" / "topo.txt").resolve()
     assert cfg.outputs.fct == (sim / "mix" / "fct_topo_flow_dcqcn_paper.txt").resolve()
     # the keys with no effect are all named, none is silently dropped
-    assert set(cfg.ignored) == {"TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "L2_CHUNK_SIZE", "GLOBAL_T",
-                                "VAR_WIN", "FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE",
-                                "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB", "DCTCP_RATE_AI"}
+    expected = {"TRACE_FILE", "TRACE_OUTPUT_FILE", "ENABLE_TRACE", "L2_CHUNK_SIZE", "GLOBAL_T", "VAR_WIN",
+                "FAST_REACT", "U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE",
+                "PINT_PROB", "DCTCP_RATE_AI"}
+    if fabric_has("variable_window"):  # the model has windows: VAR_WIN is mapped
+        expected.discard("VAR_WIN")
+        assert fab["window"] is False and fab["variable_window"] is False and fab["ack_high_priority"] is True
+    assert set(cfg.ignored) == expected
     assert cfg.unknown == []
 
 
@@ -183,11 +203,16 @@ def test_run_writes_hpcc_files_and_matches_converted_scenario(sim, tmp_path):
     assert b["events"] == a["events"]
 
 
-@pytest.mark.parametrize("changes,key,words", [
-    ({"mode": 3}, "CC_MODE", "not modelled yet"),
-    ({"mode": 2}, "CC_MODE", "unknown mode"),
+WINDOWLESS = [] if fabric_has("window") else [
     ({"has_win": 1}, "HAS_WIN", "not modelled"),
     ({"ack_prio": 0}, "ACK_HIGH_PRIO", "not modelled"),
+]
+
+
+@pytest.mark.parametrize("changes,key,words", [
+    ({"mode": 10}, "CC_MODE", "not modelled yet"),
+    ({"mode": 2}, "CC_MODE", "unknown mode"),
+    *WINDOWLESS,
     ({"link_down": "1000 4 6"}, "LINK_DOWN", "not modelled yet"),
     ({"kmax_map": "1 400000000000 6400"}, "KMAX_MAP", "no entry for link rate 100000000000"),
     ({"pmax_map": "1 100000000000 1.5"}, "PMAX_MAP", "out of range"),
@@ -246,3 +271,29 @@ def test_other_ecn_maps_and_error_rates_map_to_per_rate_keys(sim):
     assert {e[0]: e[3] for e in sc.fabric.ecn_map} == {100_000_000_000: 0.2, 400_000_000_000: 0.8}
     er = dict(zip(zip(sc.topology.link_a.tolist(), sc.topology.link_b.tolist()), sc.topology.error_rate.tolist()))
     assert er[(4, 6)] == 0.01 and er[(0, 4)] == 0.001
+
+
+@pytest.mark.parametrize("cc,mode,name", [("hp", 3, "hpcc"), ("timely", 7, "timely"), ("dctcp", 8, "dctcp")])
+def test_other_congestion_controls(sim, tmp_path, cc, mode, name):
+    cfg_path = write_config(sim, run_py_config(cc=cc, qlen_end=0, qlen_start=0))
+    if not fabric_has("cc"):
+        line = one_error_line(cli("validate", cfg_path, cwd=tmp_path))
+        assert f"CC_MODE: {mode}" in line and "not modelled yet" in line
+        return
+    cfg = read_hpcc_config(cfg_path)
+    fab = cfg.scenario["fabric"]
+    assert fab["cc"] == name
+    # DCQCN's own timers have no effect under another algorithm: named, not set
+    assert {"ALPHA_RESUME_INTERVAL", "RP_TIMER", "RATE_DECREASE_INTERVAL"} <= set(cfg.ignored)
+    assert "rp_timer_us" not in fab
+    if name == "hpcc":
+        assert fab["hpcc_rate_ai_mbps"] == 40 and fab["hpcc_u_target"] == 0.95 and fab["hpcc_int_multi"] == 4
+        assert fab["hpcc_fast_react"] is True and fab["window"] is True and fab["ack_high_priority"] is False
+    elif name == "timely":
+        assert fab["timely_rate_ai_mbps"] == 100 and fab["timely_rate_hai_mbps"] == 500
+    else:
+        assert fab["dctcp_rate_ai_mbps"] == 615 and fab["dctcp_ewma_gain"] == 0.0625
+        assert fab["kmin_bytes_per_100g"] == fab["kmax_bytes_per_100g"] == 300_000 and fab["pmax"] == 1.0
+    r = cli("run", cfg_path, "--kernel", "baseline", "--json", tmp_path / "r.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["flows_completed"] == 3

@@ -33,8 +33,32 @@ __all__ = ["HpccConfig", "HpccOutputs", "is_hpcc_config", "read_hpcc_config", "M
 
 # CC_MODE values of HPCC and what they name.
 CC_MODES = {1: "DCQCN", 3: "HPCC", 7: "TIMELY", 8: "DCTCP", 10: "HPCC-PINT"}
-# CC_MODE values we simulate: scenario fabric value (None = the model's only CC, DCQCN).
-SUPPORTED_CC: dict[int, str | None] = {1: None}
+# CC_MODE -> [fabric] cc; without a cc key the model has DCQCN only (None: leave cc unset).
+CC_NAMES = {1: "dcqcn", 3: "hpcc", 7: "timely", 8: "dctcp"}
+# Keys read by one algorithm only: key -> (algorithm, fabric key) for each that reads it.
+DCQCN_ONLY = ("ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER", "FAST_RECOVERY_TIMES", "CLAMP_TARGET_RATE")
+CC_KEYS = {
+    "hpcc": {"RATE_AI": "hpcc_rate_ai_mbps", "U_TARGET": "hpcc_u_target", "MI_THRESH": "hpcc_mi_thresh",
+             "FAST_REACT": "hpcc_fast_react", "INT_MULTI": "hpcc_int_multi"},
+    "timely": {"RATE_AI": "timely_rate_ai_mbps", "RATE_HAI": "timely_rate_hai_mbps"},
+    "dctcp": {"DCTCP_RATE_AI": "dctcp_rate_ai_mbps", "EWMA_GAIN": "dctcp_ewma_gain"},
+}
+WINDOW_KEYS = {"HAS_WIN": "window", "VAR_WIN": "variable_window", "ACK_HIGH_PRIO": "ack_high_priority"}
+
+
+def _fabric_fields() -> set[str]:
+    import dataclasses
+
+    from .fabric import FabricConfig
+
+    return {f.name for f in dataclasses.fields(FabricConfig)}
+
+
+def supported_cc() -> dict[int, str | None]:
+    """CC_MODE values the model simulates, and the [fabric] cc value of each."""
+    if "cc" in _fabric_fields():
+        return dict(CC_NAMES)
+    return {1: None}
 
 # HPCC defaults used when the file does not give the key (third.cc's own values).
 QLEN_MON_START_NS = 2_000_000_000
@@ -310,15 +334,23 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
         "workload": {"kind": "flows", "file": str(resolve("FLOW_FILE", True))},
     }
 
+    cc = "dcqcn"
+    supported = supported_cc()
     if "CC_MODE" in values:
         mode = int(ctx.number("CC_MODE", values["CC_MODE"], integer=True))
         if mode not in CC_MODES:
             raise ctx.error("CC_MODE", f"unknown mode {mode}; HPCC's are {', '.join(f'{k} {v}' for k, v in CC_MODES.items())}")
-        if mode not in SUPPORTED_CC:
+        if mode not in supported:
             raise ctx.error("CC_MODE", f"{mode} ({CC_MODES[mode]}) is not modelled yet; modelled: "
-                            + ", ".join(f"{k} ({CC_MODES[k]})" for k in SUPPORTED_CC))
-        if SUPPORTED_CC[mode] is not None:
-            fabric["cc"] = SUPPORTED_CC[mode]
+                            + ", ".join(f"{k} ({CC_MODES[k]})" for k in supported))
+        if supported[mode] is not None:
+            cc = supported[mode]
+            fabric["cc"] = cc
+    fields = _fabric_fields()
+    per_cc = CC_KEYS.get(cc, {})
+    windows = {k: f for k, f in WINDOW_KEYS.items() if f in fields}
+    no_effect = [k for k in values if cc != "dcqcn" and k in DCQCN_ONLY + ("RATE_AI", "RATE_HAI", "EWMA_GAIN")
+                 and k not in per_cc]
 
     direct: dict[str, tuple[str, Callable[[str, str], Any]]] = {
         "ALPHA_RESUME_INTERVAL": ("alpha_resume_interval_us", lambda k, v: ctx.number(k, v, positive=True)),
@@ -335,6 +367,17 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
         "L2_ACK_INTERVAL": ("ack_interval", lambda k, v: ctx.number(k, v, positive=True, integer=True)),
         "ENABLE_QCN": ("ecn_enabled", ctx.flag),
     }
+    if cc != "dcqcn":  # keys only DCQCN reads, or that this algorithm reads under its own name
+        direct = {k: v for k, v in direct.items() if k not in no_effect and k not in per_cc}
+    number = {"U_TARGET": lambda k, v: ctx.number(k, v, positive=True),
+              "MI_THRESH": lambda k, v: ctx.number(k, v, integer=True),
+              "INT_MULTI": lambda k, v: int(ctx.number(k, v, positive=True, integer=True)),
+              "FAST_REACT": ctx.flag, "EWMA_GAIN": lambda k, v: ctx.number(k, v, positive=True)}
+    for key, fkey in per_cc.items():
+        if fkey in fields:
+            direct[key] = (fkey, number.get(key, ctx.rate_mbps))
+    for key, fkey in windows.items():
+        direct[key] = (fkey, ctx.flag)
     for key, (fkey, conv) in direct.items():
         if key in values:
             fabric[fkey] = conv(key, values[key])
@@ -342,7 +385,7 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
 
     for table in (FIXED, PENDING):
         for key, (accepted, why) in table.items():
-            if key in values and " ".join(values[key].split()) != accepted:
+            if key in values and key not in windows and " ".join(values[key].split()) != accepted:
                 if key == "LINK_DOWN" and values[key].split()[0] == "0":
                     continue  # third.cc schedules the event only for a time > 0
                 raise ctx.error(key, f"{values[key]!r}: {why} (accepted: {accepted})")
@@ -379,8 +422,9 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
         "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ERROR_RATE_PER_LINK", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "SIMULATOR_STOP_TIME",
         "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
     }
-    ignored = [k for k in values if k in IGNORED]
-    unknown = [k for k in values if k not in IGNORED and k not in handled]
+    handled -= set(no_effect)
+    ignored = [k for k in values if (k in IGNORED and k not in direct) or k in no_effect]
+    unknown = [k for k in values if k not in IGNORED and k not in handled and k not in no_effect]
     return HpccConfig(path=path, scenario=scenario, outputs=outputs, base=base, ignored=ignored,
                       unknown=unknown, lines=lines)
 
