@@ -272,7 +272,7 @@ def test_readme_documents_every_key():
         assert f"| `{f.name}` |" in readme, f"fabric.{f.name} missing from the README"
     for f in dataclasses.fields(WormholeConfig):
         assert f"| `{f.name}` |" in readme, f"wormhole.{f.name} missing from the README"
-    assert "ns3-wormhole compare examples/incast.toml --report report" in readme.splitlines()[9]
+    assert "ns3-wormhole compare examples/quickstart.toml --noise 2 --report report" in readme.splitlines()[9]
 
 
 def test_table1_gpt7b_example_runs_under_wormhole():
