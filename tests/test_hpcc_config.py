@@ -213,7 +213,8 @@ WINDOWLESS = [] if fabric_has("window") else [
     ({"mode": 10}, "CC_MODE", "not modelled yet"),
     ({"mode": 2}, "CC_MODE", "unknown mode"),
     *WINDOWLESS,
-    ({"link_down": "1000 4 6"}, "LINK_DOWN", "not modelled yet"),
+    ({"link_down": "1000 0 6"}, "LINK_DOWN", "no link joins nodes 0 and 6"),
+    ({"link_down": "1000 4"}, "LINK_DOWN", "expected '<time_us> <node_a> <node_b>'"),
     ({"kmax_map": "1 400000000000 6400"}, "KMAX_MAP", "no entry for link rate 100000000000"),
     ({"pmax_map": "1 100000000000 1.5"}, "PMAX_MAP", "out of range"),
     ({"kmin_map": "1 100000000000 2000"}, "KMIN_MAP", "kmin"),
@@ -297,3 +298,12 @@ def test_other_congestion_controls(sim, tmp_path, cc, mode, name):
     r = cli("run", cfg_path, "--kernel", "baseline", "--json", tmp_path / "r.json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "r.json").read_text())["flows_completed"] == 3
+
+
+def test_link_down_is_a_link_event_at_2s_plus_its_microseconds(sim):
+    from ns3wormhole.scenario import scenario_from_mapping
+
+    cfg = read_hpcc_config(write_config(sim, run_py_config(link_down="1500 4 6")))
+    assert cfg.scenario["events"] == [{"time": 2_001_500_000, "nodes": [4, 6], "action": "down"}]
+    scenario_from_mapping(cfg.scenario, base_dir=cfg.base)  # a valid scenario
+    assert "events" not in read_hpcc_config(write_config(sim, run_py_config())).scenario  # "0 0 0": none

@@ -294,6 +294,8 @@ def resolved_mapping(sc) -> dict:
     out: dict[str, Any] = {"name": sc.label, "description": sc.description}
     if sc.stop_ns:
         out["stop"] = f"{sc.stop_ns}ns"
+    if data.get("events"):
+        out["events"] = data["events"]
     topo = dict(data["topology"])
     builder = TOPOLOGY_BUILDERS.get(topo.get("kind", ""))
     if builder is not None:

@@ -98,9 +98,9 @@ FIXED = {
 }
 
 # Keys whose non-trivial values wait for model features not there yet.
-PENDING = {
-    "LINK_DOWN": ("0 0 0", "link-down events are not modelled yet"),
-}
+PENDING: dict[str, tuple[str, str]] = {}
+# third.cc takes LINK_DOWN's link down at 2 s + the given microseconds.
+LINK_DOWN_BASE_NS = 2_000_000_000
 
 
 @dataclass
@@ -386,8 +386,6 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
     for table in (FIXED, PENDING):
         for key, (accepted, why) in table.items():
             if key in values and key not in windows and " ".join(values[key].split()) != accepted:
-                if key == "LINK_DOWN" and values[key].split()[0] == "0":
-                    continue  # third.cc schedules the event only for a time > 0
                 raise ctx.error(key, f"{values[key]!r}: {why} (accepted: {accepted})")
 
     if "ERROR_RATE_PER_LINK" in values:
@@ -397,6 +395,17 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
             raise ctx.error("ERROR_RATE_PER_LINK", f"a probability must be <= 1, got {values['ERROR_RATE_PER_LINK']!r}")
         if rate > 0:
             scenario["topology"]["error_rate"] = rate
+
+    if "LINK_DOWN" in values:
+        toks = values["LINK_DOWN"].split()
+        if len(toks) != 3:
+            raise ctx.error("LINK_DOWN", f"expected '<time_us> <node_a> <node_b>', got {values['LINK_DOWN']!r}")
+        t_us, a, b = (int(ctx.number("LINK_DOWN", t, integer=True)) for t in toks)
+        if t_us > 0:  # third.cc schedules the event only for a time > 0
+            joined = {(int(x), int(y)) for x, y in zip(topo.link_a, topo.link_b)}
+            if (a, b) not in joined and (b, a) not in joined:
+                raise ctx.error("LINK_DOWN", f"no link joins nodes {a} and {b} in {topo_path.name}")
+            scenario["events"] = [{"time": LINK_DOWN_BASE_NS + t_us * 1000, "nodes": [a, b], "action": "down"}]
 
     if "SIMULATOR_STOP_TIME" in values:
         scenario["stop"] = int(round(ctx.number("SIMULATOR_STOP_TIME", values["SIMULATOR_STOP_TIME"], positive=True) * 1e9))
@@ -419,7 +428,7 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
                                  "qlen_monitor_start_ns": "QLEN_MON_START", "qlen_monitor_end_ns": "QLEN_MON_END"})
 
     handled = set(direct) | set(FIXED) | set(PENDING) | {
-        "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ERROR_RATE_PER_LINK", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "SIMULATOR_STOP_TIME",
+        "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ERROR_RATE_PER_LINK", "LINK_DOWN", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP", "SIMULATOR_STOP_TIME",
         "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
     }
     handled -= set(no_effect)
@@ -432,6 +441,6 @@ def read_hpcc_config(path: str | Path) -> HpccConfig:
 MODELLED = (
     "TOPOLOGY_FILE", "FLOW_FILE", "CC_MODE", "ALPHA_RESUME_INTERVAL", "RATE_DECREASE_INTERVAL", "RP_TIMER",
     "EWMA_GAIN", "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "MIN_RATE", "CLAMP_TARGET_RATE",
-    "PACKET_PAYLOAD_SIZE", "BUFFER_SIZE", "L2_ACK_INTERVAL", "ENABLE_QCN", "ERROR_RATE_PER_LINK", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP",
+    "PACKET_PAYLOAD_SIZE", "BUFFER_SIZE", "L2_ACK_INTERVAL", "ENABLE_QCN", "ERROR_RATE_PER_LINK", "LINK_DOWN", "KMIN_MAP", "KMAX_MAP", "PMAX_MAP",
     "SIMULATOR_STOP_TIME", "FCT_OUTPUT_FILE", "PFC_OUTPUT_FILE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
 )
