@@ -307,3 +307,17 @@ def test_link_down_is_a_link_event_at_2s_plus_its_microseconds(sim):
     assert cfg.scenario["events"] == [{"time": 2_001_500_000, "nodes": [4, 6], "action": "down"}]
     scenario_from_mapping(cfg.scenario, base_dir=cfg.base)  # a valid scenario
     assert "events" not in read_hpcc_config(write_config(sim, run_py_config())).scenario  # "0 0 0": none
+
+
+def test_compare_writes_both_kernels_hpcc_files(sim, tmp_path):
+    cfg = write_config(sim, run_py_config(qlen_start=0, qlen_end=0))
+    r = cli("compare", cfg, "--json", tmp_path / "c.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    d = json.loads((tmp_path / "c.json").read_text())
+    mix = sim / "mix"
+    for name, key in (("fct_topo_flow_dcqcn.txt", "fct_wormhole_ns"), ("fct_topo_flow_dcqcn_baseline.txt", "fct_baseline_ns")):
+        got = sorted(int(l.split()[6]) for l in (mix / name).read_text().splitlines())
+        assert got == sorted(p[key] for p in d["per_flow"]), name
+    assert (mix / "pfc_topo_flow_dcqcn_baseline.txt").exists() and (mix / "pfc_topo_flow_dcqcn.txt").exists()
+    r = cli("show", cfg, cwd=tmp_path)
+    assert r.returncode == 0 and 'kind = "hpcc"' in r.stdout and "rp_timer_us = 300" in r.stdout, r.stderr
