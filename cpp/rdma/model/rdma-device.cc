@@ -134,6 +134,9 @@ RdmaDevice::AddBacklog(uint32_t port, uint64_t bytes, int64_t from)
     }
     p.backlogEnd = start + tx;
     p.busyUntil = p.backlogEnd;
+    // Counted as sent now: no frame leaves, so no INT record is taken,
+    // before the backlog has gone.
+    p.txBytes += bytes;
     // A pending service would send the next frame too early: it moves to
     // the end of the backlog.
     if (p.servicePending && p.serviceAt < p.busyUntil)

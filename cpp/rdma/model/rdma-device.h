@@ -66,7 +66,7 @@ struct RdmaPort
     int64_t backlogEnd = 0;
 
     uint64_t txFrames = 0;
-    uint64_t txBytes = 0;
+    uint64_t txBytes = 0; ///< frames and frameless backlog sent (HPCC's INT byte counter)
 
     /// Probability that a frame sent here never arrives intact (the link's
     /// error rate); draw n is a hash of (lossKey, n), n = txFrames before it.
