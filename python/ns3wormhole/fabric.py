@@ -28,6 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import InputError
+from .limits import check_time_ns
 from .topology import Topology, format_rate, format_time, parse_rate, parse_size, parse_time
 
 __all__ = ["FabricConfig", "attribute_name", "CC_NAMES", "CC_MODES", "CC_DEFAULTS"]
@@ -457,6 +458,10 @@ def _check_range(f: dataclasses.Field, value: Any, key: str) -> None:
     if hi is not None and value > hi:
         raise InputError(key, None, f"{value:g}{unit} is out of range: must be <= {hi:g}")
     kind = f.metadata["kind"]
+    if kind == "time_us":
+        check_time_ns(round(value * 1000), key)
+    if kind == "time_ns":
+        check_time_ns(value, key)
     if kind == "time_us" and lo_open and round(value * 1000) == 0:
         raise InputError(key, None, f"{value:g} us rounds to 0 ns")
     if kind == "rate_mbps" and round(value * 1e6) == 0:

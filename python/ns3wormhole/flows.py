@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import InputError
+from .limits import MAX_FLOWS, check_time_ns
 from .topology import Time, Topology, iter_data_lines, parse_size, parse_time, parse_uint
 
 __all__ = ["FlowSet", "read_hpcc", "incast", "staggered", "permutation", "DEFAULT_PG", "DEFAULT_DPORT"]
@@ -290,9 +291,7 @@ def _parse_start_seconds(token: str, source: str, line: int) -> int:
     if value < 0:
         raise InputError(source, line, f"negative start time {token!r}")
     ns = int((value * _NS_PER_S).to_integral_value(rounding=ROUND_HALF_EVEN))
-    if ns > np.iinfo(np.uint64).max:
-        raise InputError(source, line, f"start time {token!r} is too large")
-    return ns
+    return check_time_ns(ns, source, "start", line)
 
 
 def read_hpcc(path: str | PathLike[str], topology: Topology | None = None) -> FlowSet:
@@ -315,6 +314,8 @@ def read_hpcc(path: str | PathLike[str], topology: Topology | None = None) -> Fl
     if len(header) != 1:
         raise InputError(source, hline, f"first line has {len(header)} fields; expected the flow count N")
     n = parse_uint(header[0], "flow count", source, hline)
+    if n > MAX_FLOWS:
+        raise InputError(source, hline, f"{n} flows: more than the {MAX_FLOWS:,} a run can hold in memory")
     cols = np.zeros((5, n), dtype=np.uint64)  # src dst pg dport size
     start = np.zeros(n, dtype=np.uint64)
     line_of = np.zeros(n, dtype=np.int64)

@@ -12,6 +12,7 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from .errors import InputError
+from .limits import MAX_FACTOR, check_count, check_finite, check_time_ns, check_whole
 from .fabric import FabricConfig
 from .flows import FlowSet
 from .link_events import LinkEvent, link_event_arrays
@@ -19,6 +20,8 @@ from .topology import Topology
 
 Kernel = Literal["baseline", "wormhole"]
 KERNELS: tuple[str, ...] = ("baseline", "wormhole")
+MAX_WINDOW = 1_000_000
+"""Every flow keeps this many rate samples in the kernel."""
 
 
 @dataclass(frozen=True)
@@ -39,18 +42,16 @@ class WormholeConfig:
     completion_margin_us: float = 20.0
 
     def check(self, source: str = "wormhole") -> None:
-        if not 0 < self.theta < 1:
+        check_finite(self.theta, f"{source}.theta", lo=0, hi=1, lo_open=True)
+        if not self.theta < 1:
             raise InputError(f"{source}.theta", None, f"must be in (0, 1), got {self.theta}")
-        if self.window < 2:
-            raise InputError(f"{source}.window", None, f"must be >= 2 samples, got {self.window}")
-        if not 0 <= self.memo_confirmations <= 16:
-            raise InputError(f"{source}.memo_confirmations", None,
-                             f"must be in 0..16 (0: by the fabric), got {self.memo_confirmations}")
-        if not 0 <= self.memo_agreement <= 1:
-            raise InputError(f"{source}.memo_agreement", None, f"must be in [0, 1], got {self.memo_agreement}")
-        for name in ("max_extrapolation", "min_skip_us", "completion_margin_us"):
-            if getattr(self, name) < 0:
-                raise InputError(f"{source}.{name}", None, "must not be negative")
+        check_count(self.window, f"{source}.window", lo=2, hi=MAX_WINDOW)
+        check_count(self.memo_confirmations, f"{source}.memo_confirmations", lo=0, hi=16)
+        check_finite(self.memo_agreement, f"{source}.memo_agreement", lo=0, hi=1)
+        check_finite(self.max_extrapolation, f"{source}.max_extrapolation", lo=0, hi=MAX_FACTOR)
+        for name in ("min_skip_us", "completion_margin_us"):
+            us = check_finite(getattr(self, name), f"{source}.{name}", lo=0, hi=None)
+            check_time_ns(round(us * 1000), f"{source}.{name}")
 
     def to_ns3_attributes(self) -> dict[str, str]:
         base = "ns3::WormholeSimulatorImpl::"
@@ -85,7 +86,9 @@ class WormholeConfig:
                 raise InputError(f"{source}.{key}", None, f"must be true or false, got {value!r}")
             if want in (int, float) and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 raise InputError(f"{source}.{key}", None, f"must be a number, got {value!r}")
-            values[key] = want(value)
+            if want is int:  # 2.7 samples is refused, never rounded
+                value = check_whole(value, f"{source}.{key}", "a whole number")
+            values[key] = want(value) if want is not float else check_finite(value, f"{source}.{key}", hi=None)
         cfg = cls(**values)
         cfg.check(source)
         return cfg

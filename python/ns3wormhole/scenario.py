@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
 from . import topology as topo_mod
 from .compare import Comparison, ErrorSummary, by_dag_node, fct_errors, node_of_flow
 from .errors import InputError
@@ -227,7 +228,7 @@ def _choice(ctx: _Ctx, value: Any, keypath: str, choices: tuple[str, ...]) -> st
 
 def _time(ctx: _Ctx, value: Any, keypath: str) -> int:
     try:
-        return parse_time(value, source=keypath)
+        return limits.check_time_ns(parse_time(value, source=keypath), keypath)
     except InputError as exc:
         raise ctx.rewrap(exc) from None
 
@@ -269,10 +270,17 @@ def _typed_fields(ctx: _Ctx, cls: type, table: Mapping, prefix: str, skip: tuple
                 raise ctx.rewrap(exc) from None
         elif t.startswith("bool"):
             out[key] = _bool(ctx, value, kp)
+        elif t.startswith("int") and key.endswith("_ns"):
+            out[key] = _time(ctx, _int(ctx, value, kp), kp)
         elif t.startswith("int"):
             out[key] = _int(ctx, value, kp)
+            if abs(out[key]) > limits.MAX_COUNT:
+                raise ctx.error(kp, f"{value} is too large (at most {limits.MAX_COUNT})")
         elif t.startswith("float"):
-            out[key] = _float(ctx, value, kp)
+            try:
+                out[key] = limits.check_finite(_float(ctx, value, kp), kp, hi=limits.MAX_FACTOR)
+            except InputError as exc:
+                raise ctx.rewrap(exc) from None
         elif t.startswith("str"):
             out[key] = _str(ctx, value, kp)
         else:  # pragma: no cover - no such fields today
@@ -573,9 +581,24 @@ def load_scenario(path: str | Path, overrides: Mapping[str, Any] | None = None) 
         raise InputError(str(p), None, f"not a UTF-8 text file ({exc.reason})") from None
     data = parse_toml(text, str(p))
     ctx = _Ctx(p, text)
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise TypeError(f"overrides must be a mapping of key paths to values, got {type(overrides).__name__} {overrides!r}")
     for key, value in (overrides or {}).items():
+        if not isinstance(key, str):
+            raise TypeError(f"overrides: key paths are strings like 'fabric.mtu_bytes', got {key!r}")
         set_key(data, key, value, ctx)
-    return _build(data, ctx)
+    return _guarded_build(data, ctx)
+
+
+def _guarded_build(data: dict, ctx: _Ctx) -> Scenario:
+    """What the checks missed still ends as a refusal naming the file, never as an
+    internal error: a value Python or numpy cannot hold is bad input."""
+    try:
+        return _build(data, ctx)
+    except (OverflowError, MemoryError, RecursionError) as exc:
+        kind = {OverflowError: "a number too large", MemoryError: "more memory than there is",
+                RecursionError: "values nested too deeply"}[type(exc)]
+        raise InputError(ctx.file, None, f"cannot be represented: {kind} ({type(exc).__name__}: {exc})") from None
 
 
 def scenario_from_mapping(data: Mapping[str, Any], base_dir: str | Path | None = None, source: str = "<scenario>") -> Scenario:
@@ -584,7 +607,11 @@ def scenario_from_mapping(data: Mapping[str, Any], base_dir: str | Path | None =
     ctx = _Ctx(None, None)
     ctx.file = source
     ctx.base = Path(base_dir) if base_dir is not None else Path.cwd()
-    return _build(_deepcopy(data), ctx)
+    try:
+        copied = _deepcopy(data)
+    except RecursionError:
+        raise InputError(source, None, "values nested too deeply") from None
+    return _guarded_build(copied, ctx)
 
 
 def parse_toml(text: str, source: str) -> dict:
@@ -595,6 +622,8 @@ def parse_toml(text: str, source: str) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(source, exc) from None
+    except RecursionError:
+        raise InputError(source, None, "TOML nested too deeply (arrays or tables inside one another)") from None
 
 
 def _toml_error(source: str, exc: Exception) -> InputError:
@@ -657,6 +686,8 @@ def _build(data: dict, ctx: _Ctx) -> Scenario:
     seed = None
     if "seed" in data:
         seed = _int(ctx, data["seed"], "seed", minimum=0)
+        if seed > 2**32 - 1:
+            raise ctx.error("seed", f"{seed} is out of range: must be <= {2**32 - 1}")
         if "seed" in fab_tbl:
             raise ctx.error("seed", "given twice: as top-level seed and as fabric.seed; keep one")
         fab_tbl["seed"] = seed
@@ -712,10 +743,26 @@ def _build(data: dict, ctx: _Ctx) -> Scenario:
         sc.flows = _build_flows(ctx, wl, topo, fabric.seed)
     else:
         sc.dag, sc.llm, sc.iterations = _build_llm(ctx, wl, topo)
+    _check_round_trip(ctx, sc)
     sc.data = _deepcopy(data)
     for w in warns:
         warnings.warn(w, UserWarning, stacklevel=3)
     return sc
+
+
+def _check_round_trip(ctx: _Ctx, sc: Scenario) -> None:
+    """A retransmission timeout below a flow's base round trip is physically meaningless."""
+    if sc.flows is not None:
+        src, dst = sc.flows.src, sc.flows.dst
+    else:
+        flow = sc.dag.op == 1
+        src, dst = sc.dag.src[flow], sc.dag.dst[flow]
+    fab = sc.fabric
+    try:
+        limits.check_retransmit_timeout(round(fab.retransmit_timeout_us * 1000), fab.mtu_bytes + fab.header_bytes,
+                                        src, dst, sc.topology, "fabric.retransmit_timeout_us")
+    except InputError as exc:
+        raise ctx.rewrap(exc) from None
 
 
 def _build_topology(ctx: _Ctx, tbl: dict, data: dict) -> Topology:
@@ -771,6 +818,15 @@ def _build_flows(ctx: _Ctx, wl: dict, topo: Topology, seed: int) -> FlowSet:
         raise ctx.rewrap(exc, "workload") from None
     if len(flows) == 0:
         raise ctx.error(f"workload.{src}", "no flows")
+
+    def where(i: int, message: str) -> InputError:
+        if src == "file":
+            return flows.error(i, message)
+        if src == "flows":
+            return ctx.error(f"workload.flows[{i}]", message)
+        return ctx.error("workload.bytes", f"flow {i}: {message}")
+
+    limits.check_flows(flows.src, flows.dst, flows.bytes, flows.start_ns, topo, where)
     return flows
 
 
@@ -824,28 +880,37 @@ _SPEC_KEY = re.compile(r"^(model|parallel|precision|compute|workload)\.(\w+)")
 
 def _build_llm(ctx: _Ctx, wl: dict, topo: Topology):
     from .workload import ComputeSpec, ModelSpec, ParallelSpec, Precision, Workload, aicb_dag, build_dag, preset, preset_names
+    from .workload.aicb import read_aicb
 
     compute_keys = tuple(f.name for f in dataclasses.fields(ComputeSpec))
     _reject_unknown(ctx, wl, _LLM_KEYS + compute_keys, "workload", "key for kind 'llm'")
     iterations = _int(ctx, wl.get("iterations", 1), "workload.iterations", 1)
     schedule = _choice(ctx, wl.get("schedule", "1f1b"), "workload.schedule", ("1f1b", "gpipe"))
     compute_tbl = {k: wl[k] for k in compute_keys if k in wl}
-    compute = ComputeSpec(**_typed_fields(ctx, ComputeSpec, compute_tbl, "workload"))
 
     def spec_error(exc: ValueError) -> InputError:
         msg = str(exc)
         m = _SPEC_KEY.match(msg)
-        key = "workload" if m is None else ("workload." + m.group(0) if m.group(1) != "workload" else m.group(0))
-        return ctx.error(key, msg)
+        if m is None:
+            return ctx.error("workload", msg)
+        # compute keys live directly in [workload]; the others in their sub-tables
+        key = {"workload": m.group(0), "compute": f"workload.{m.group(2)}"}.get(m.group(1), f"workload.{m.group(0)}")
+        return ctx.error(key, msg.split(" ", 1)[1] if msg.startswith(m.group(0) + " ") else msg)
 
     try:
+        compute = ComputeSpec(**_typed_fields(ctx, ComputeSpec, compute_tbl, "workload"))
         if "aicb" in wl:
             for k in ("preset", "model", "parallel", "precision", "micro_batch", "global_batch", "a2a_per_layer"):
                 if k in wl:
                     raise ctx.error(f"workload.{k}", "not used with aicb (the AICB file fixes the model and layout)")
             path = ctx.resolve(wl["aicb"], "workload.aicb")
             gps = _int(ctx, wl.get("gpus_per_server", topo.gpus_per_server or 8), "workload.gpus_per_server", 1)
-            dag = aicb_dag(path, iterations=iterations, compute=compute, gpus_per_server=gps, schedule=schedule)
+            job = read_aicb(path)
+            _check_tp_fits(ctx, job.tp, gps, "workload.gpus_per_server")
+            limits.check_dag_size(_aicb_dag_estimate(job, iterations), "workload.iterations",
+                                  f"{iterations} iteration(s) of {job.all_gpus} GPUs x {job.num_microbatches} "
+                                  f"micro-batches x {len(job.rows)} layers")
+            dag = aicb_dag(job, iterations=iterations, compute=compute, gpus_per_server=gps, schedule=schedule)
             spec = None
         else:
             if "gpus_per_server" in wl:
@@ -884,11 +949,16 @@ def _build_llm(ctx: _Ctx, wl: dict, topo: Topology):
                 spec = Workload(model=ModelSpec(**model_kw), parallel=ParallelSpec(**par_kw),
                                 precision=Precision(**prec_kw), compute=compute, iterations=iterations,
                                 name=str(model_kw["name"]), **wl_kw)
+            _check_workload(ctx, spec, topo)
             dag = build_dag(spec, schedule=schedule)
     except InputError as exc:
         raise ctx.rewrap(exc, "workload") from None
     except ValueError as exc:
         raise spec_error(exc) from None
+    try:
+        limits.check_dag_horizon(dag, topo, "workload")
+    except InputError as exc:
+        raise ctx.rewrap(exc) from None
     hosts = set(int(h) for h in topo.hosts())
     flow = dag.op == 1
     used = set(np.unique(dag.src[flow]).tolist()) | set(np.unique(dag.dst[flow]).tolist())
@@ -902,11 +972,62 @@ def _build_llm(ctx: _Ctx, wl: dict, topo: Topology):
     return dag, spec, iterations
 
 
+def _check_tp_fits(ctx: _Ctx, tp: int, gpus_per_server: int, key: str) -> None:
+    if tp > gpus_per_server:
+        raise ctx.error(key, f"tensor parallelism tp = {tp} is wider than a server ({gpus_per_server} GPUs): the model "
+                        "charges TP all-reduces at NVLink speed, which would be wrong across servers")
+
+
+def _dag_estimate(spec: Any) -> float:
+    """An upper estimate of the DAG's node count (2-6x the real one for the presets), from
+    the shape alone: per GPU and micro-batch a forward and a backward per layer (MoE: also
+    the all-to-all steps), then the gradient rings."""
+    par, m = spec.parallel, spec.model
+    lps = -(-m.num_layers // par.pp)
+    k = (2 + 2 * spec.a2a_per_layer * par.ep) if m.is_moe else 1
+    per_gpu = float(spec.num_microbatches) * 2 * (lps * k + 2) + 2 * (par.dp + (par.edp if m.is_moe else 0)) + 4
+    return float(spec.iterations) * par.world * per_gpu
+
+
+def _aicb_dag_estimate(job: Any, iterations: int) -> float:
+    per_gpu = float(job.num_microbatches) * 2 * (3 * len(job.rows) + 2) + 2 * (job.dp + job.ep) + 4
+    return float(iterations) * job.all_gpus * per_gpu
+
+
+def _check_workload(ctx: _Ctx, spec: Any, topo: Topology) -> None:
+    """Before the DAG is built: its size, and that every compute time and transfer the
+    job implies can be represented (a time within the horizon)."""
+    par = spec.parallel
+    _check_tp_fits(ctx, par.tp, par.gpus_per_server, "workload.parallel.tp")
+    limits.check_dag_size(_dag_estimate(spec), "workload.iterations",
+                          f"{spec.iterations} iteration(s) of {par.world} GPUs x {spec.num_microbatches} "
+                          f"micro-batches x {spec.model.num_layers} layers")
+    c = spec.compute
+    src = "workload.effective_tflops"
+    times = {
+        "workload.layer_fwd_ns" if c.layer_fwd_ns is not None else src: spec.layer_fwd_ns,
+        "workload.expert_fwd_ns" if c.expert_fwd_ns is not None else src: spec.expert_fwd_ns,
+        "workload.head_fwd_ns" if c.head_fwd_ns is not None else src: spec.head_fwd_ns,
+    }
+    rate = float(topo.rate_bps.max()) if topo.num_links else 1.0
+    try:
+        for key, fn in times.items():
+            fwd = fn()
+            limits.check_time_ns(fwd, key, "a forward pass")
+            limits.check_time_ns(spec.bwd_ns(fwd), "workload.bwd_factor", "a backward pass")
+        for stage in range(par.pp):
+            nbytes = spec.dense_grad_bytes(stage) + spec.expert_grad_bytes(stage)
+            limits.check_time_ns(round(nbytes * 8e9 / rate), "workload.model",
+                                 f"{nbytes:.3g} gradient bytes of stage {stage} at {rate / 1e9:g} Gbps")
+        for what, nbytes in (("activations", spec.pp_bytes()), ("all-to-all", spec.a2a_pair_bytes())):
+            limits.check_time_ns(round(nbytes * 8e9 / rate), "workload.model",
+                                 f"{nbytes:.3g} bytes of {what} at {rate / 1e9:g} Gbps")
+    except OverflowError:
+        raise ctx.error(src, "the job's compute times or transfer sizes are too large to represent") from None
+    except InputError as exc:
+        raise ctx.rewrap(exc) from None
+
+
 def format_duration_ns(ns: float) -> str:
     """Human time: 46.07 ms, 3.2 us, 1.5 s."""
-    ns = float(ns)
-    for unit, mult in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if abs(ns) >= mult:
-            return f"{ns / mult:.4g} {unit}"
-    return f"{ns:.0f} ns"
-
+    return limits.fmt_ns(ns)

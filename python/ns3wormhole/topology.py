@@ -36,6 +36,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from .errors import InputError
+from . import limits
 
 __all__ = [
     "Topology",
@@ -101,6 +102,7 @@ def _parse_quantity(
     source: str,
     line: int | None,
     bare_unit: Decimal | None,
+    whole: bool = False,
 ) -> int:
     """Parse ``value`` into an integer count of the base unit (rounded half-even)."""
     if isinstance(value, bool):
@@ -132,7 +134,12 @@ def _parse_quantity(
         raise InputError(source, line, f"{what} {value!r} needs a unit")
     if number < 0:
         raise InputError(source, line, f"negative {what} {value!r}")
-    return int((number * factor).to_integral_value(rounding=ROUND_HALF_EVEN))
+    if number and number.adjusted() > 40:  # 1e999999999 would become a billion-digit integer
+        raise InputError(source, line, f"{what} {value!r} is too large")
+    exact = number * factor
+    if whole and exact != exact.to_integral_value():
+        raise InputError(source, line, f"{what} {value!r} is not a whole number of bytes")
+    return int(exact.to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def parse_rate(value: Rate | float, *, source: str = "<inline>", line: int | None = None) -> int:
@@ -160,7 +167,7 @@ def parse_size(value: int | str, *, source: str = "<inline>", line: int | None =
     """Parse a byte count: ints are bytes; strings may carry ``B``, ``KB``, ``MB``, ``GB``
     (decimal) or ``KiB``, ``MiB``, ``GiB`` (binary).  ``parse_size("64MB") == 64_000_000``.
     """
-    return _parse_quantity(value, _SIZE_B, "size", "'64MB' or '4096'", source, line, Decimal(1))
+    return _parse_quantity(value, _SIZE_B, "size", "'64MB' or '4096'", source, line, Decimal(1), whole=True)
 
 
 def format_rate(bps: int) -> str:
@@ -519,15 +526,29 @@ def _positive_int(value: object, key: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def _check_rate(bps: int, source: str, line: int | None = None) -> int:
+    if bps <= 0:
+        raise InputError(source, line, "link rate must be positive")
+    if not limits.MIN_LINK_RATE_BPS <= bps <= limits.MAX_LINK_RATE_BPS:
+        raise InputError(source, line, f"rate {bps:g} bps is out of range: must be >= {limits.MIN_LINK_RATE_BPS} bps "
+                         f"and <= {limits.MAX_LINK_RATE_BPS // 10**12} Tbps")
+    return bps
+
+
 def _rate_arg(value: Rate, key: str) -> int:
     bps = parse_rate(value, source=f"topology.{key}")
     if bps <= 0:
         raise InputError(f"topology.{key}", None, f"rate must be positive, got {value!r}")
-    return bps
+    return _check_rate(bps, f"topology.{key}")
 
 
 def _time_arg(value: Time, key: str) -> int:
-    return parse_time(value, source=f"topology.{key}")
+    return limits.check_time_ns(parse_time(value, source=f"topology.{key}"), f"topology.{key}")
+
+
+def _size_check(num_nodes: int, num_links: int, key: str) -> None:
+    """Before any array is allocated: the memory the topology would need."""
+    limits.check_nodes(num_nodes, num_links, f"topology.{key}")
 
 
 def _assemble(
@@ -563,6 +584,7 @@ def star(n_hosts: int, rate: Rate = "100Gbps", delay: Time = "1us") -> Topology:
     Hosts are ``0..n_hosts-1``, the switch is ``n_hosts``; link ``i`` joins host ``i``
     to the switch.  ``n_hosts + 1`` nodes, ``n_hosts`` links."""
     n = _positive_int(n_hosts, "n_hosts")
+    _size_check(n + 1, n, "n_hosts")
     bps, d = _rate_arg(rate, "rate"), _time_arg(delay, "delay")
     hosts = np.arange(n)
     return _assemble(f"star(n_hosts={n})", n + 1, np.array([n]), [(hosts, np.full(n, n), bps)], d)
@@ -587,6 +609,7 @@ def leaf_spine(
     per = _positive_int(hosts_per_leaf, "hosts_per_leaf")
     hr, fr, d = _rate_arg(host_rate, "host_rate"), _rate_arg(fabric_rate, "fabric_rate"), _time_arg(delay, "delay")
     H = L * per
+    _size_check(H + L + S, H + L * S, "hosts_per_leaf")
     hosts = np.arange(H)
     leaf_of_host = H + hosts // per
     leaves = np.repeat(np.arange(L), S) + H
@@ -615,6 +638,7 @@ def fat_tree(k: int, rate: Rate = "100Gbps", delay: Time = "1us") -> Topology:
     r, d = _rate_arg(rate, "rate"), _time_arg(delay, "delay")
     m = kk // 2
     H = kk * m * m
+    _size_check(H + kk * kk + m * m, 3 * H, "k")
     edge0, agg0, core0 = H, H + kk * m, H + kk * kk
     n = core0 + m * m
     hosts = np.arange(H)
@@ -658,6 +682,7 @@ def rail_optimized(
     else:
         n_sp = _positive_int(n_spines, "n_spines", minimum=0 if G == 1 else 1)
     H = S * G
+    _size_check(H + G + n_sp, H + G * n_sp, "n_servers")
     hosts = np.arange(H)
     rail_of_host = H + hosts % G
     rails = np.repeat(np.arange(G), n_sp) + H
@@ -719,6 +744,7 @@ def read_hpcc(path: str | PathLike[str], *, name: str | None = None) -> Topology
         )
     if n_sw_total > n_nodes:
         raise InputError(source, hline, f"{n_sw_total} switches declared but only {n_nodes} nodes")
+    limits.check_nodes(n_nodes, n_links, source, hline)
 
     is_switch = np.zeros(n_nodes, dtype=bool)
     seen = 0
@@ -766,8 +792,8 @@ def read_hpcc(path: str | PathLike[str], *, name: str | None = None) -> Topology
         for node in (u, v):
             if node >= n_nodes:
                 raise InputError(source, lineno, f"unknown node id {node} (nodes are 0..{n_nodes - 1})")
-        r = parse_rate(toks[2], source=source, line=lineno)
-        dl = parse_time(toks[3], source=source, line=lineno)
+        r = _check_rate(parse_rate(toks[2], source=source, line=lineno), source, lineno)
+        dl = limits.check_time_ns(parse_time(toks[3], source=source, line=lineno), source, "link delay", lineno)
         try:
             e = float(toks[4])
         except ValueError:

@@ -66,6 +66,7 @@ from .dag import (
     one_f_one_b,
     run_pipeline,
 )
+from .. import limits
 from .models import ComputeSpec, ParallelSpec
 from .placement import Placement
 
@@ -129,13 +130,26 @@ class AicbWorkload:
         return ParallelSpec(tp=self.tp, dp=self.dp, pp=self.pp, ep=self.ep, gpus_per_server=gpus_per_server)
 
 
-def _int(token: str, what: str, src: str, line: int) -> int:
+def _int(token: str, what: str, src: str, line: int, whole: bool = True) -> int:
+    """A count or byte size (``whole``: 4.4 GPUs or 0.4 bytes are refused, never rounded)
+    or a compute time in ns (rounded); every value within what a run can represent."""
     try:
         v = float(token)
     except ValueError:
         raise InputError(src, line, f"{what}: expected a number, got {token!r}") from None
     if v < 0 or v != v:
         raise InputError(src, line, f"{what}: must be >= 0, got {token!r}")
+    if v == float("inf"):
+        raise InputError(src, line, f"{what}: expected a finite number, got {token!r}")
+    if whole and not v.is_integer():
+        raise InputError(src, line, f"{what}: expected a whole number, got {token!r}")
+    if whole:
+        n = int(token) if token.isdigit() else int(v)
+        if n > 2**63 - 1:
+            raise InputError(src, line, f"{what}: {token} is too large")
+        return n
+    if v > limits.HORIZON_NS:
+        raise InputError(src, line, f"{what}: {token} ns is beyond the {limits.fmt_ns(limits.HORIZON_NS)} a run can simulate")
     return int(round(v))
 
 
@@ -210,10 +224,10 @@ def read_aicb(path: str | PathLike[str]) -> AicbWorkload:
                                       f"wg_comm_bytes wg_update), got {len(t)}")
         rows.append(AicbRow(
             name=t[0], line=ln,
-            fwd_ns=_int(t[2], "fwd_compute", src, ln), fwd_comm=_comm(t[3], t[4], "tp", "fwd", src, ln),
-            ig_ns=_int(t[5], "ig_compute", src, ln), ig_comm=_comm(t[6], t[7], "tp", "ig", src, ln),
-            wg_ns=_int(t[8], "wg_compute", src, ln), wg_comm=_comm(t[9], t[10], "dp", "wg", src, ln),
-            wg_update_ns=_int(t[11], "wg_update", src, ln),
+            fwd_ns=_int(t[2], "fwd_compute", src, ln, whole=False), fwd_comm=_comm(t[3], t[4], "tp", "fwd", src, ln),
+            ig_ns=_int(t[5], "ig_compute", src, ln, whole=False), ig_comm=_comm(t[6], t[7], "tp", "ig", src, ln),
+            wg_ns=_int(t[8], "wg_compute", src, ln, whole=False), wg_comm=_comm(t[9], t[10], "dp", "wg", src, ln),
+            wg_update_ns=_int(t[11], "wg_update", src, ln, whole=False),
         ))
     return AicbWorkload(source=src, policy=policy, tp=tp, ep=ep, pp=pp, vpp=vals.get("vpp", 1), ga=vals.get("ga", 1),
                         all_gpus=n, pp_comm_bytes=pp_comm, rows=rows)
