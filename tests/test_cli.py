@@ -184,9 +184,9 @@ bytes = "2GB"
 """
 
 
-def _interrupt_after_progress(args: list, tmp_path: Path) -> tuple[int, str]:
+def _interrupt_after_progress(args: list, tmp_path: Path, sig: int = signal.SIGINT) -> tuple[int, str]:
     """Start the command with a forced progress line, wait until the simulation
-    reports progress (so it is inside Simulator::Run), then send SIGINT."""
+    reports progress (so it is inside Simulator::Run), then send ``sig``."""
     env = clean_env(NS3WH_PROGRESS="always")
     proc = subprocess.Popen([*ns3_wormhole_cmd(), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env)
@@ -200,7 +200,7 @@ def _interrupt_after_progress(args: list, tmp_path: Path) -> tuple[int, str]:
                 chunk = os.read(proc.stderr.fileno(), 4096)
                 assert chunk, f"process ended early: {proc.wait()} {err!r}"
                 err += chunk
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         out, rest = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -95,7 +95,19 @@ struct Watchdog
             if (!progress.is_none() && now - lastCall > std::chrono::milliseconds(200))
             {
                 lastCall = now;
-                progress(Simulator::Now().GetNanoSeconds(), net->GetNCompletedFlows(), net->GetNFlows());
+                try
+                {
+                    progress(Simulator::Now().GetNanoSeconds(), net->GetNCompletedFlows(), net->GetNFlows());
+                }
+                catch (py::error_already_set&)
+                {
+                    // A callback that raises stops the run as Ctrl-C does (the Python
+                    // layer kept the exception and reports it); unwinding through
+                    // Simulator::Run would leave ns-3 mid-event.
+                    interrupted = true;
+                    Simulator::Stop();
+                    return;
+                }
             }
         }
         if (busy())

@@ -12,15 +12,14 @@ Entry points:
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version as _dist_version
-
-from .kernel import KERNEL_TYPE, kernel_stats, load_into_cppyy, use_baseline, use_wormhole
-from .scenario import Scenario, load_scenario
-
-try:
-    __version__ = _dist_version("ns3wormhole")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0+unknown"
+# Nothing heavy is imported here: `ns3-wormhole` must reach its signal handlers within
+# milliseconds (a Ctrl-C during numpy's import would print a traceback), so the public
+# names load on first use.
+_LAZY = {
+    "KERNEL_TYPE": "kernel", "kernel_stats": "kernel", "load_into_cppyy": "kernel", "use_baseline": "kernel",
+    "use_wormhole": "kernel", "Scenario": "scenario", "load_scenario": "scenario",
+}
+_SUBMODULES = ("sweep", "report", "compare", "run", "workload", "limits", "outputs")
 
 __all__ = [
     "KERNEL_TYPE",
@@ -35,9 +34,22 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # submodules on first use: ``ns3wormhole.sweep.run_sweep(...)`` without an explicit import
-    if name in ("sweep", "report", "compare", "run", "workload"):
-        import importlib
+    import importlib
 
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("ns3wormhole")
+        except PackageNotFoundError:  # running from a source tree
+            value = "0+unknown"
+        globals()["__version__"] = value
+        return value
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    # submodules on first use: ``ns3wormhole.sweep.run_sweep(...)`` without an explicit import
+    if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -51,8 +51,9 @@ examples:
   g++ prog.cc $(ns3-wormhole config --cflags --libs --modules core network) -o prog
   ns3-wormhole info
 
-exit codes: 0 done, 2 bad input (one line on stderr names the file, line and key),
-130 interrupted by Ctrl-C (the JSON of what was computed is still written).
+exit codes: 0 done, 1 a sweep point failed or an internal error, 2 bad input (one line on
+stderr names the file, line and key), 130 interrupted by Ctrl-C, 143 by SIGTERM (the JSON
+of what was computed is still written).
 Scenario file keys: README.md, section "Scenario files".
 """
 
@@ -241,37 +242,58 @@ class _Progress:
             self.shown = False
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is (partial results written), exit 143."""
+
+
+_STOPPED_BY: list[int] = []  # the signal that stopped this command, if any
+
+
+def _stop_handler(signum: int, frame: object) -> None:
+    _STOPPED_BY.append(signum)
+    raise _Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _stopped_code() -> int:
+    return 143 if _STOPPED_BY and _STOPPED_BY[-1] == signal.SIGTERM else 130
+
+
+def _stopped_word() -> str:
+    return "terminated (SIGTERM)" if _stopped_code() == 143 else "interrupted"
+
+
 class _InterruptGuard:
-    """Ctrl-C during a simulation must reach the C++ watchdog, which stops the run
-    at its next tick and returns what was computed. The watchdog notices it when
-    Python's SIGINT handler raises; a Ctrl-C that lands while our progress callback
+    """Ctrl-C (or SIGTERM) during a simulation must reach the C++ watchdog, which stops
+    the run at its next tick and returns what was computed. The watchdog notices it when
+    Python's signal handler raises; a signal that lands while our progress callback
     is running Python code would instead raise inside the callback (and lose the
     results), so it is deferred: re-sent a moment later, when the simulation is
     back in C++."""
 
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
     def __init__(self) -> None:
         self.in_callback = False
-        self._old: Any = None
-        self._installed = False
+        self._old: dict[int, Any] = {}
 
     def __enter__(self) -> "_InterruptGuard":
         if threading.current_thread() is threading.main_thread():
-            self._old = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._handler)
-            self._installed = True
+            for sig in self.SIGNALS:
+                self._old[sig] = signal.getsignal(sig)
+                signal.signal(sig, self._handler)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._old)
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
 
     def _handler(self, signum: int, frame: object) -> None:
         if self.in_callback:
-            t = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))
+            t = threading.Timer(0.05, os.kill, (os.getpid(), signum))
             t.daemon = True
             t.start()
             return
-        raise KeyboardInterrupt
+        _stop_handler(signum, frame)
 
     def wrap(self, fn: Callable[[int, int, int], None]) -> Callable[[int, int, int], None]:
         def callback(now_ns: int, done: int, total: int) -> None:
@@ -331,9 +353,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     files = workflow.write_run(args, loaded, result)
     if d["interrupted"]:
         where = f"; partial results in {args.json}" if args.json and args.json != "-" else ""
-        _say(f"ns3-wormhole: interrupted at simulated time {_fmt_ns(d['sim_time_s'] * 1e9)} "
+        _say(f"ns3-wormhole: {_stopped_word()} at simulated time {_fmt_ns(d['sim_time_s'] * 1e9)} "
              f"({d['flows_completed']}/{d['flows_total']} flows done){where}")
-        return 130
+        return _stopped_code()
     if not args.quiet:
         out = sys.stderr if args.json == "-" else sys.stdout
         print("\n".join(_run_summary(d, sc.summary())), file=out)
@@ -410,8 +432,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         r = cmp.wormhole if cmp.wormhole is not None else cmp.baseline
         kernel = "wormhole" if cmp.wormhole is not None else "baseline"
         where = f"; partial results in {args.json}" if args.json and args.json != "-" else ""
-        _say(f"ns3-wormhole: interrupted during the {kernel} run at simulated time {_fmt_ns(r.sim_time_ns)}{where}")
-        return 130
+        _say(f"ns3-wormhole: {_stopped_word()} during the {kernel} run at simulated time {_fmt_ns(r.sim_time_ns)}{where}")
+        return _stopped_code()
     out = sys.stderr if args.json == "-" else sys.stdout
     if not args.quiet:
         print("\n".join(_compare_summary(d, sc.summary())), file=out)
@@ -441,11 +463,21 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     try:
         table = run_sweep(args.sweep, out_dir=args.out, scheduler=args.scheduler, workers=args.workers, log=say)
     except SweepInterrupted as exc:
-        _say(f"ns3-wormhole: interrupted; {exc.done} of {exc.total} points done, written to {exc.out_dir}")
-        return 130
+        _say(f"ns3-wormhole: {_stopped_word()}; {exc.done} of {exc.total} points done, written to {exc.out_dir}")
+        return _stopped_code()
     if not args.quiet:
         print(format_table(table))
+    failed = _failed_points(table)
+    if failed:
+        _say(f"ns3-wormhole: {failed} of {len(table)} points failed (their error is in the table)")
+        return 1
     return 0
+
+
+def _failed_points(table: Any) -> int:
+    cols = list(table.columns) if hasattr(table, "columns") else list(table.dtype.names)
+    errors = list(table["error"]) if "error" in cols else []
+    return sum(1 for e in errors if isinstance(e, str) and e)
 
 
 # --------------------------------------------------------------------------- parser
@@ -593,16 +625,20 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     warnings.showwarning = _show_warning  # one line each, as errors are
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+    _STOPPED_BY.clear()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _stop_handler)  # from the first moment: 130, never a traceback
+        signal.signal(signal.SIGTERM, _stop_handler)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
         return int(args.func(args))
     except KeyboardInterrupt:
-        _say("ns3-wormhole: interrupted")
-        return 130
+        _say(f"ns3-wormhole: {_stopped_word()}")
+        return _stopped_code()
     except CliError as exc:
         _say(f"ns3-wormhole: error: {_one_line(exc)}")
         return 2

@@ -5,6 +5,8 @@ nothing here is per packet or per event."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from typing import Callable, Literal, Sequence
@@ -172,7 +174,7 @@ def run_flows(
     if check:
         flows.validate(topology)
         fabric.check_topology(topology)
-    with _memo_session(kernel, fabric, wormhole):
+    with _one_simulation(progress) as progress, _memo_session(kernel, fabric, wormhole):
         raw = _core.run_rdma(
             topology=_topology_arrays(topology, link_events),
             flow_id=flows.id,
@@ -209,6 +211,38 @@ def _settings(
     return fabric, wormhole
 
 
+_SIMULATION = threading.Lock()
+
+
+@contextmanager
+def _one_simulation(progress: ProgressFn | None):
+    """ns-3's simulator is one per process: a second run while one is going (another
+    thread, or a progress callback) is refused instead of corrupting it. Yields the
+    progress callback to pass on: one that raises stops the run at that tick as Ctrl-C
+    does (the result is ``interrupted``) and its exception becomes a warning."""
+    if not _SIMULATION.acquire(blocking=False):
+        raise RuntimeError("another simulation is running in this process (ns-3's simulator is a process-wide "
+                           "singleton): wait for it to finish, or run in another process (ns3wormhole.sweep)")
+    raised: list[BaseException] = []
+
+    def guarded(now_ns: int, done: int, total: int) -> None:
+        try:
+            progress(now_ns, done, total)  # type: ignore[misc]
+        except BaseException as exc:
+            raised.append(exc)
+            raise
+
+    try:
+        yield guarded if progress is not None else None
+    finally:
+        _SIMULATION.release()
+    for exc in raised[:1]:
+        if isinstance(exc, KeyboardInterrupt):
+            continue  # a Ctrl-C that landed in the callback: an interruption like any other
+        warnings.warn(f"the progress callback raised {type(exc).__name__}: {exc}; the run stopped there "
+                      "(interrupted), as on Ctrl-C", UserWarning, stacklevel=4)
+
+
 @contextmanager
 def _memo_session(kernel: str, fabric: FabricConfig, wormhole: WormholeConfig):
     """Every Wormhole run starts from the memo of its database (or an empty
@@ -242,7 +276,6 @@ def _save_memo(db, scope: str) -> None:
     """What the run learnt goes back to the database; a database that cannot take it
     (read-only, full disk, locked for a minute) costs the records, never the results."""
     import sqlite3
-    import warnings
 
     from . import _core
 
@@ -350,7 +383,7 @@ def run_workload(
             f"the DAG uses GPU ids {missing[:5]}{'...' if len(missing) > 5 else ''} that are not hosts of "
             f"topology {topology.name or '(unnamed)'} ({len(hosts)} hosts)",
         )
-    with _memo_session(kernel, fabric, wormhole):
+    with _one_simulation(progress) as progress, _memo_session(kernel, fabric, wormhole):
         raw = _core.run_workload(
             topology=_topology_arrays(topology, link_events),
             op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,

@@ -26,7 +26,6 @@ import io
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import sys
 import threading
@@ -59,6 +58,8 @@ RUN_COLUMNS = (
 )
 
 _POINT_LOCK = threading.Lock()  # one simulation at a time per process (ns-3 is a singleton)
+_CHILDREN: set = set()  # point processes running now (stopped on Ctrl-C / SIGTERM)
+_CHILDREN_LOCK = threading.Lock()
 
 
 class SweepInterrupted(Exception):
@@ -204,11 +205,19 @@ def run_point_isolated(data: dict, base_dir: str, source: str, mode: str, kernel
         src, dst = Path(tmp) / "in.json", Path(tmp) / "out.json"
         src.write_text(json.dumps({"data": data, "base_dir": base_dir, "source": source, "mode": mode,
                                    "kernel": kernel}, default=str), encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "ns3wormhole.sweep", str(src), str(dst)],
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "ns3wormhole.sweep", str(src), str(dst)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with _CHILDREN_LOCK:
+            _CHILDREN.add(proc)
+        try:
+            _, stderr = proc.communicate()
+        finally:
+            with _CHILDREN_LOCK:
+                _CHILDREN.discard(proc)
         if proc.returncode != 0 or not dst.is_file():
-            tail = " ".join((proc.stderr or "").split())[-300:]
-            return {"error": f"point process exited with {proc.returncode}: {tail}", "host": os.uname().nodename}
+            tail = " ".join((stderr or "").split())[-300:]
+            return {"error": f"point process exited with {proc.returncode}: {tail}".rstrip(": "),
+                    "host": os.uname().nodename}
         return json.loads(dst.read_text(encoding="utf-8"))
 
 
@@ -380,14 +389,21 @@ def _plot(path: Path, spec: SweepSpec, table) -> bool:
 
 
 def _executor(workers: int):
-    """A pool whose worker processes each run one point and exit (``max_tasks_per_child=1``,
-    Python >= 3.11); on older Pythons the pool's workers start a fresh process per point."""
-    from concurrent.futures import ProcessPoolExecutor
+    """Threads that each start one fresh Python process per point (run_point_isolated):
+    a point whose process crashes (a native abort, the OOM killer) is that point's
+    error, and the pool goes on with the others (a process pool would break:
+    BrokenProcessPool for every later point)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    ctx = multiprocessing.get_context("spawn")
-    if sys.version_info >= (3, 11):
-        return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1), run_point
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx), run_point_isolated  # pragma: no cover
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ns3wh-point"), run_point_isolated
+
+
+def _stop_point_processes() -> None:
+    with _CHILDREN_LOCK:
+        children = list(_CHILDREN)
+    for proc in children:
+        if proc.poll() is None:
+            proc.terminate()
 
 
 def run_sweep(
@@ -469,6 +485,9 @@ def run_sweep(
                         record(i, fut.result())
                     except Exception as exc:  # the worker process died (crash in native code)
                         record(i, {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"})
+            except BaseException:
+                _stop_point_processes()  # Ctrl-C / SIGTERM: the points running now end too
+                raise
             finally:
                 ex.shutdown(wait=True, cancel_futures=True)
     except KeyboardInterrupt:
