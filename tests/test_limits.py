@@ -209,3 +209,26 @@ def test_limits_accept_what_is_inside_them(tmp_path):
     sc.write_text(textwrap.dedent(star(fabric="retransmit_timeout_us = 4.2", wl='start = "999s"', bytes='"1MB"')))
     s = load_scenario(sc)
     assert int(s.flows.start_ns[0]) == 999 * 10**9
+
+
+def test_keys_of_other_tables_are_within_the_limits_too(tmp_path):
+    """[[events]] times and [fabric] ecn_map entries (added by the link-event and MMU work)."""
+    sc = tmp_path / "s.toml"
+    sc.write_text(textwrap.dedent(star()) + '\n[[events]]\ntime = 9223372036854775808\nlink = 0\naction = "down"\n')
+    line = sc.read_text().splitlines().index("time = 9223372036854775808") + 1
+    with pytest.raises(InputError, match=rf"^{re.escape(str(sc))}:{line}: events\[0\]\.time: .*beyond"):
+        load_scenario(sc)
+    for entry, reason in (('"1e30bps" = {kmin_kb = 1, kmax_kb = 2, pmax = 0.5}', "above 10 Tbps"),
+                          ('"100Gbps" = {kmin_kb = 1, kmax_kb = 1e30, pmax = 0.5}', "too large")):
+        sc.write_text(textwrap.dedent(star(fabric=f"ecn_map = {{ {entry} }}")))
+        line = next(i for i, t in enumerate(sc.read_text().splitlines(), 1) if t.startswith("ecn_map"))
+        with pytest.raises(InputError, match=rf"^{re.escape(str(sc))}:{line}: fabric\.ecn_map\..*{reason}"):
+            load_scenario(sc)
+
+
+def test_a_gpu_computing_beyond_the_horizon_is_refused(tmp_path):
+    """Each compute delay fits, but one GPU runs them one after another for over 1000 s."""
+    sc = tmp_path / "s.toml"
+    sc.write_text(textwrap.dedent(llm(wl='layer_fwd_ns = "100s"\niterations = 4')))
+    with pytest.raises(InputError, match=r"workload: GPU \d+ computes for .* in all, beyond"):
+        load_scenario(sc)

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .errors import InputError
-from .limits import check_time_ns
+from .limits import MAX_LINK_RATE_BPS, check_time_ns
 from .topology import Topology, format_rate, format_time, parse_rate, parse_size, parse_time
 
 __all__ = ["FabricConfig", "attribute_name", "CC_NAMES", "CC_MODES", "CC_DEFAULTS"]
@@ -508,8 +508,12 @@ def _normalise_ecn_map(value: Any, key: str) -> tuple[tuple[int, int, int, float
     for where, rate, kmin, kmax, pmax in items:
         if not _is_int(rate) or rate <= 0:
             raise InputError(where, None, f"link rate must be a positive rate, got {rate!r}")
+        if rate > MAX_LINK_RATE_BPS:
+            raise InputError(where, None, f"link rate {rate:g} bps is above {MAX_LINK_RATE_BPS // 10**12} Tbps")
         if not (_is_int(kmin) and _is_int(kmax)) or kmin < 0 or kmin > kmax:
             raise InputError(where, None, f"need 0 <= kmin <= kmax, got kmin {kmin!r} B, kmax {kmax!r} B")
+        if kmax > 2**63 - 1:
+            raise InputError(where, None, f"kmax {kmax:g} B is too large (the model counts bytes in 64 bits)")
         if not 0 <= pmax <= 1:
             raise InputError(where, None, f"pmax {pmax!r} is out of range: must be in [0, 1]")
         if int(rate) in entries:

@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .errors import InputError
+from .limits import check_time_ns
 from .topology import Topology, parse_time
 
 __all__ = ["LinkEvent", "parse_link_events", "link_event_arrays"]
@@ -63,9 +64,7 @@ def _parse_one(entry: Any, topology: Topology, where: str) -> LinkEvent:
     action = entry["action"]
     if action not in _ACTIONS:
         raise InputError(f"{where}.action", None, f"must be 'down' or 'up', got {action!r}")
-    time_ns = parse_time(entry["time"], source=f"{where}.time")
-    if time_ns < 0:
-        raise InputError(f"{where}.time", None, "must not be negative")
+    time_ns = check_time_ns(parse_time(entry["time"], source=f"{where}.time"), f"{where}.time")
     if ("link" in entry) == ("nodes" in entry):
         raise InputError(where, None, "give exactly one of link (an id) or nodes (a pair)")
     if "link" in entry:
