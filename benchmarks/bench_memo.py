@@ -10,16 +10,21 @@ kernel, side by side in one run, on repeated-pattern scenarios:
   dcqcn-x20    20 waves of a 4-to-1 DCQCN incast of 6 MB, 3 ms apart, default (probabilistic) marking
   dcqcn-x20-step  the same with step marking
 
-    python benchmarks/bench_memo.py [--scenario NAME ...] [--noise N] [--json OUT]
+    python benchmarks/bench_memo.py [--scenario NAME ...] [--noise N] [--seeds K] [--confirmations C]
+                                    [--json OUT]
 
 With --noise N the baseline is re-run N times with one flow 1 ns late (flow
 scenarios) or one compute delay 1 ns longer (workloads), and its spread around
 the unperturbed baseline is printed under the row: the reference's own noise.
+With --seeds K (flow scenarios) it is re-run with seeds 2..K+1 instead of 1: the
+spread of a reference whose outcome is a random draw. --confirmations C sets
+memo_confirmations of the memo run (1: the first occurrence is replayed).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -102,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=list(SCENARIOS))
     p.add_argument("--noise", type=int, default=0, metavar="N",
                    help="also re-run the baseline N times perturbed by 1 ns (default 0)")
+    p.add_argument("--seeds", type=int, default=0, metavar="K",
+                   help="also re-run the baseline of flow scenarios with seeds 2..K+1: the reference's seed spread")
+    p.add_argument("--confirmations", type=int, default=0, metavar="C",
+                   help="memo_confirmations of the memo run (default 0: by the fabric)")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} memo on vs off, fast-forward on in both")
@@ -114,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         base, bt, base_run = execute(topo, work, "baseline", None, fabric)
         ff, ft, _ = execute(topo, work, "wormhole", run.WormholeConfig(memo=False), fabric)
         with tempfile.TemporaryDirectory() as tmp:
-            memo_cfg = run.WormholeConfig(memo=True)
+            memo_cfg = run.WormholeConfig(memo=True, memo_confirmations=a.confirmations)
             if len(rest) > 1:  # a store filled by another scenario first
-                memo_cfg = run.WormholeConfig(memo=True, memo_db=str(Path(tmp) / "memo.sqlite"))
+                memo_cfg = dataclasses.replace(memo_cfg, memo_db=str(Path(tmp) / "memo.sqlite"))
                 execute(*rest[1], "wormhole", memo_cfg, fabric)
             memo, mt, _ = execute(topo, work, "wormhole", memo_cfg, fabric)
         err = fct_errors(base, memo)
@@ -138,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['memo_event_ratio']:>8.1f}x{row['memo_hits']:>6}{100 * row['fct_error_mean']:>9.3f}%"
               f"{100 * row['fct_error_max']:>7.2f}%{100 * it_err:>8.3f}%{100 * row['mean_fct_error']:>8.2f}%",
               flush=True)
+        for seed in range(2, 2 + a.seeds if isinstance(work, FlowSet) else 0):
+            other = run.run_flows(topo, work, dataclasses.replace(fabric or FabricConfig(), seed=seed))
+            e = fct_errors(base, other)
+            mean = abs(other.flows["fct_ns"].mean() - base.flows["fct_ns"].mean()) / base.flows["fct_ns"].mean()
+            print(f"  seed {seed}: baseline with another seed{'':>62}{100 * e.mean():>9.3f}%{100 * e.max():>7.2f}%"
+                  f"{100 * abs(other.makespan_ns - base.makespan_ns) / base.makespan_ns:>8.3f}%{100 * mean:>8.2f}%",
+                  flush=True)
         if a.noise:
             try:
                 noise = (baseline_noise(topo, work, base, a.noise, fabric) if isinstance(work, FlowSet)

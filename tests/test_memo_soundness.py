@@ -274,3 +274,12 @@ def test_a_known_join_inside_a_stored_transient_is_not_skipped_over(delay_us, jo
     base = run.run_flows(topo, flows, STEP)
     worm = run.run_flows(topo, flows, STEP, kernel="wormhole")
     within(base, worm)
+
+
+def test_confirmation_keys_are_checked():
+    from ns3wormhole.errors import InputError
+
+    for key, value in (("memo_confirmations", 17), ("memo_confirmations", -1), ("memo_agreement", 1.5)):
+        with pytest.raises(InputError, match=f"wormhole.{key}"):
+            run.WormholeConfig.from_mapping({key: value})
+    assert run.WormholeConfig.from_mapping({"memo_confirmations": 3}).memo_confirmations == 3
