@@ -160,7 +160,7 @@ PYBIND11_MODULE(_core, m)
     using ns3::wormhole::RateWindow;
     py::class_<RateWindow>(m, "RateWindow")
         .def(py::init<uint32_t>(), py::arg("capacity"))
-        .def("push", &RateWindow::Push, py::arg("time_ns"), py::arg("rate"), py::arg("acked") = 0)
+        .def("push", &RateWindow::Push, py::arg("time_ns"), py::arg("rate"), py::arg("acked") = 0, py::arg("inflight") = 0.0, py::arg("mismatch") = 0.0)
         .def("clear", &RateWindow::Clear)
         .def_property_readonly("full", &RateWindow::Full)
         .def_property_readonly("size", &RateWindow::Size)

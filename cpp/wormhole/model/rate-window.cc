@@ -28,23 +28,29 @@ RateWindow::Clear()
     m_sum = 0;
     m_max.clear();
     m_min.clear();
+    m_mismatch.clear();
+    m_mismatchSum = 0;
 }
 
 void
-RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked)
+RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked, double inflight, double mismatch)
 {
     const uint64_t index = m_pushed++;
     if (m_ring.size() < m_capacity)
     {
-        m_ring.push_back({timeNs, rate, acked});
+        m_ring.push_back({timeNs, rate, acked, inflight});
+        m_mismatch.push_back(mismatch);
     }
     else
     {
         Sample& slot = m_ring[index % m_capacity];
         m_sum -= slot.rate;
-        slot = {timeNs, rate, acked};
+        m_mismatchSum -= m_mismatch[index % m_capacity];
+        m_mismatch[index % m_capacity] = mismatch;
+        slot = {timeNs, rate, acked, inflight};
     }
     m_sum += rate;
+    m_mismatchSum += mismatch;
     const uint64_t first = m_pushed > m_capacity ? m_pushed - m_capacity : 0;
     while (!m_max.empty() && m_max.back().second <= rate)
     {
@@ -63,8 +69,7 @@ RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked)
     while (m_min.front().first < first)
     {
         m_min.pop_front();
-    }
-}
+    }}
 
 bool
 RateWindow::Full() const
@@ -99,6 +104,12 @@ RateWindow::Spread() const
         return std::numeric_limits<double>::infinity();
     }
     return (m_max.front().second - m_min.front().second) / mean;
+}
+
+double
+RateWindow::MeanMismatch() const
+{
+    return m_ring.empty() ? 0.0 : m_mismatchSum / static_cast<double>(m_ring.size());
 }
 
 const RateWindow::Sample&

@@ -1,7 +1,9 @@
 // Sliding window of a flow's rate samples for steady-state identification
 // (Wormhole §5.1, Eq. 6-7): steady when (max - min) / mean < theta over the
-// last `capacity` samples. Max and min are kept in monotonic deques so each
-// sample costs O(1) amortized.
+// last `capacity` samples. Each sample also carries the flow's in-flight
+// bytes and how far its sending rate was from its delivered rate over the
+// sample's span (docs/fast-forward.md). Max and min are kept in monotonic
+// deques so each sample costs O(1) amortized.
 #ifndef NS3_WORMHOLE_RATE_WINDOW_H
 #define NS3_WORMHOLE_RATE_WINDOW_H
 
@@ -22,6 +24,7 @@ class RateWindow
         uint64_t timeNs;
         double rate;
         uint64_t acked;
+        double inflight; ///< payload bytes sent but not yet acknowledged
     };
 
     RateWindow()
@@ -33,7 +36,8 @@ class RateWindow
 
     void SetCapacity(uint32_t capacity);
     void Clear();
-    void Push(uint64_t timeNs, double rate, uint64_t acked);
+    /// `mismatch`: |sending - delivered| / delivered rate over the sample's span.
+    void Push(uint64_t timeNs, double rate, uint64_t acked, double inflight = 0, double mismatch = 0);
 
     bool Full() const;
     /// Samples pushed since the last Clear() (may exceed the capacity).
@@ -41,6 +45,7 @@ class RateWindow
     uint32_t Size() const;
     double Mean() const;
     double Spread() const; ///< (max - min) / mean; +inf when empty
+    double MeanMismatch() const; ///< mean mismatch of the window's samples (0 when empty)
     const Sample& Oldest() const;
     const Sample& Newest() const;
     /// The sample at position k from the oldest (0 <= k < Size()).
@@ -51,6 +56,8 @@ class RateWindow
     std::vector<Sample> m_ring;
     uint64_t m_pushed = 0; ///< samples pushed since Clear(); index of the next
     double m_sum = 0;
+    double m_mismatchSum = 0;
+    std::vector<double> m_mismatch; ///< per ring slot
     std::deque<std::pair<uint64_t, double>> m_max; ///< (index, rate), decreasing rates
     std::deque<std::pair<uint64_t, double>> m_min; ///< (index, rate), increasing rates
 };

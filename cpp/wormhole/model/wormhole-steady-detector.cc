@@ -8,6 +8,7 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ns3
@@ -65,9 +66,10 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     }
     const uint32_t span = quick ? std::max<uint32_t>(1, m_window / 8) : m_window;
     const uint64_t need = quick ? m_window / 4 + span : 2 * static_cast<uint64_t>(m_window);
+    const double inflight = static_cast<double>(sentBytes) - static_cast<double>(ackedBytes);
     if (fs.window.Size() == 0)
     {
-        fs.window.Push(m_currentTs, 0.0, ackedBytes);
+        fs.window.Push(m_currentTs, 0.0, ackedBytes, inflight);
         return;
     }
     const auto& oldest = fs.window.At(fs.window.Size() > span ? fs.window.Size() - span : 0);
@@ -77,7 +79,10 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     }
     const double rate =
         static_cast<double>(ackedBytes - oldest.acked) * 8e9 / static_cast<double>(m_currentTs - oldest.timeNs);
-    fs.window.Push(m_currentTs, rate, ackedBytes);
+    const double delivered = static_cast<double>(ackedBytes - oldest.acked);
+    const double mismatch =
+        delivered > 0 ? std::abs(inflight - oldest.inflight) / delivered : 1.0; // nothing delivered: all mismatch
+    fs.window.Push(m_currentTs, rate, ackedBytes, inflight, mismatch);
     ++fs.settle;
     // Steady needs a window of samples that each span their share of
     // acknowledgements, l/4 of them taken since the partition last changed.
@@ -87,7 +92,16 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     }
     const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
     PartitionState& st = StateOf(partition);
-    const bool steady = fs.window.Spread() < m_theta;
+    // A flat delivered rate is an equilibrium only if the flow sends what it
+    // delivers: over the window's samples, the sending rate over each
+    // sample's span matched its delivered rate to theta on average (its
+    // in-flight bytes came back to where they were). A fixed point does; so does a limit
+    // cycle the samples span whole periods of. A queue filling or draining
+    // under a flat delivered rate (the full-link phase of a congestion cycle
+    // longer than the samples, or a loop slower than them at long RTTs) does
+    // not: the link delivers its capacity while the cycle's mean rate is far
+    // lower (docs/fast-forward.md).
+    const bool steady = fs.window.Spread() < m_theta && fs.window.MeanMismatch() <= m_theta;
     if (steady != fs.steady)
     {
         fs.steady = steady;
