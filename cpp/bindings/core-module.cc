@@ -61,6 +61,10 @@ PYBIND11_MODULE(_core, m)
         "flow_time_skipped",
         []() { return ns3::WormholeSimulatorImpl::LastFlowSkipped(); },
         "(flow id, simulated ns skipped) for every flow the most recent kernel tracked.");
+    m.def(
+        "flow_credited",
+        []() { return ns3::WormholeSimulatorImpl::LastFlowCredited(); },
+        "(flow id, payload bytes the model took as credit) for every flow the most recent kernel credited.");
 
     using ns3::wormhole::MemoStore;
     auto load = [](const std::vector<py::bytes>& blobs) {

@@ -59,8 +59,19 @@ Column(const std::vector<Rec>& recs, F field)
 void
 ApplyDefaults(const std::map<std::string, std::string>& attributes)
 {
+    // ns-3's own default event queue unless the caller names another (a
+    // global value: an earlier run's choice would otherwise persist).
+    GlobalValue::Bind("SchedulerType", StringValue("ns3::MapScheduler"));
     for (const auto& [name, value] : attributes)
     {
+        if (name == "SchedulerType")
+        {
+            if (!GlobalValue::BindFailSafe(name, StringValue(value)))
+            {
+                throw std::invalid_argument("unknown scheduler " + value);
+            }
+            continue;
+        }
         if (!Config::SetDefaultFailSafe(name, StringValue(value)))
         {
             throw std::invalid_argument("unknown or invalid ns-3 attribute " + name + " = " + value);

@@ -131,6 +131,7 @@ class RunResult:
     counters: dict[str, int]
     stats: dict[str, int]
     flow_time_skipped_ns: dict[int, int] = field(default_factory=dict)
+    kernel_credited_bytes: dict[int, int] = field(default_factory=dict)  # as the model took them
     paths: list[list[int]] = field(default_factory=list)
     stalled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.uint32))  # ids without a path
     pfc_events: np.ndarray | None = None  # time_ns, node, port, priority, pause: every PFC frame received
@@ -162,12 +163,14 @@ def run_flows(
     progress: ProgressFn | None = None,
     check: bool = True,
     link_events: Sequence[LinkEvent] = (),
+    scheduler: str | None = None,
 ) -> RunResult:
     """Simulate ``flows`` on ``topology`` with ``fabric`` parameters under
     ``kernel`` ("baseline" = ns-3's DefaultSimulatorImpl, "wormhole" =
     ns3::WormholeSimulatorImpl). ``progress(now_ns, flows_done, flows_total)``
     is called a few times a second of wall time. ``link_events`` take links down
-    and up during the run (:mod:`ns3wormhole.link_events`)."""
+    and up during the run (:mod:`ns3wormhole.link_events`). ``scheduler``: ns-3's
+    event queue (``"ns3::HeapScheduler"``, ...; default ns-3's ``MapScheduler``)."""
     from . import _core
 
     fabric, wormhole = _settings(kernel, fabric, wormhole, topology)
@@ -183,7 +186,7 @@ def run_flows(
             flow_pg=flows.pg,
             flow_bytes=flows.bytes,
             flow_start_ns=flows.start_ns,
-            attributes=_attributes(fabric, wormhole),
+            attributes=_attributes(fabric, wormhole, scheduler),
             kernel=kernel,
             stop_ns=int(stop_ns),
             progress=progress,
@@ -307,9 +310,11 @@ def _topology_arrays(topology: Topology, link_events: Sequence[LinkEvent] = ()):
     )
 
 
-def _attributes(fabric: FabricConfig, wormhole: WormholeConfig) -> dict[str, str]:
+def _attributes(fabric: FabricConfig, wormhole: WormholeConfig, scheduler: str | None = None) -> dict[str, str]:
     attributes = fabric.to_ns3_attributes()
     attributes.update(wormhole.to_ns3_attributes())
+    if scheduler:
+        attributes["SchedulerType"] = scheduler
     return attributes
 
 
@@ -318,6 +323,7 @@ def _result(raw: dict, kernel: str) -> RunResult:
 
     stats = dict(_core.kernel_stats()) if kernel == "wormhole" else {"events_executed": int(raw["events"])}
     skipped = dict(_core.flow_time_skipped()) if kernel == "wormhole" else {}
+    credited = dict(_core.flow_credited()) if kernel == "wormhole" else {}
     return RunResult(
         kernel=kernel,
         wall_s=float(raw["wall_s"]),
@@ -332,6 +338,7 @@ def _result(raw: dict, kernel: str) -> RunResult:
         counters=dict(raw["counters"]),
         stats=stats,
         flow_time_skipped_ns={int(k): int(v) for k, v in skipped.items()},
+        kernel_credited_bytes={int(k): int(v) for k, v in credited.items()},
         paths=[list(p) for p in raw["paths"]],
         stalled=np.asarray(raw["stalled"], dtype=np.uint32),
         pfc_events=_table(raw["pfc_events"]),
@@ -367,6 +374,7 @@ def run_workload(
     stop_ns: int = 0,
     progress: ProgressFn | None = None,
     link_events: Sequence[LinkEvent] = (),
+    scheduler: str | None = None,
 ) -> WorkloadResult:
     """Execute a training DAG (``ns3wormhole.workload.build_dag``) on
     ``topology`` inside ns-3: compute nodes are delays, flow nodes become RDMA
@@ -389,7 +397,7 @@ def run_workload(
             op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
             duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
             succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,
-            attributes=_attributes(fabric, wormhole),
+            attributes=_attributes(fabric, wormhole, scheduler),
             kernel=kernel, stop_ns=int(stop_ns), progress=progress,
         )
     w = raw["workload"]

@@ -11,11 +11,11 @@
 namespace ns3
 {
 
-void
+int64_t
 RdmaNetwork::CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs)
 {
     const RdmaQueuePair& qp = FlowById(flowId);
-    m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
+    return m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
 }
 
 void

@@ -155,7 +155,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void SetFlowCompleteCallback(std::function<void(uint32_t)> cb);
 
     /// Wormhole kernel: the flow delivered `bytes` in skipped time dtNs.
-    void CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) override;
+    int64_t CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) override;
     /// Wormhole kernel: the link's pending events moved by dtNs.
     void ShiftLink(uint32_t linkId, int64_t dtNs) override;
     /// Wormhole kernel: line and payload capacity of the link.

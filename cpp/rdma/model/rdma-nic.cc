@@ -391,12 +391,12 @@ RdmaNic::Complete(RdmaQueuePair& qp)
     }
 }
 
-void
+int64_t
 RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
 {
     if (qp.IsFinished())
     {
-        return;
+        return 0;
     }
     // Never credit bytes already sent, nor take back more than was credited.
     const auto unsent = static_cast<int64_t>(qp.size - qp.sndNxt);
@@ -413,6 +413,7 @@ RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
     {
         Complete(qp);
     }
+    return credit;
 }
 
 // -------------------------------------------------------------- receiver

@@ -41,7 +41,8 @@ class RdmaNic : public RdmaDevice
     /// The Wormhole kernel delivered `bytes` of the flow in dtSteps of skipped
     /// time (both negative on a skip-back): the flow ends that much earlier in
     /// sequence space, so frames in flight stay valid, and its timestamps move.
-    void CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps);
+    /// @return the bytes taken (clamped to what is unsent / was credited)
+    int64_t CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps);
 
   protected:
     void Service(uint32_t port) override;

@@ -101,7 +101,10 @@ class FlowCreditor
     /// The flow delivered `bytes` more payload bytes in skipped time `dtNs`
     /// (both negative on a skip-back): shrink what is left to send and move
     /// any absolute timestamps the flow keeps (pacing, timeouts) by dtNs.
-    virtual void CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) = 0;
+    /// Returns the bytes it took: never more than the flow has left unsent,
+    /// nor back more than it was credited. A credit that leaves nothing to
+    /// send may complete the flow (FlowFinished, from inside this call).
+    virtual int64_t CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs) = 0;
     /// The link's pending events moved by dtNs: move any absolute timestamps
     /// its ports keep (busy-until, pause bookkeeping).
     virtual void ShiftLink(uint32_t linkId, int64_t dtNs) = 0;

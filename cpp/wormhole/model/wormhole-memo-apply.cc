@@ -250,14 +250,11 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
         }
     }
     std::vector<std::pair<uint32_t, double>> rates;
+    BeginCredit();
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
-        FlowState& fs = m_flows[flows[i]];
-        const auto bytes = static_cast<int64_t>(credit[i]);
-        fs.credited += bytes;
-        m_flowSkipped[flows[i]] += skip;
-        FlowSeam::creditor->CreditFlow(flows[i], bytes, skip);
-        rates.emplace_back(flows[i], static_cast<double>(bytes) * 8e9 / static_cast<double>(skip));
+        const int64_t taken = Credit(flows[i], static_cast<int64_t>(credit[i]), skip);
+        rates.emplace_back(flows[i], static_cast<double>(taken) * 8e9 / static_cast<double>(skip));
     }
     BeginSkip(partition, skip, std::move(rates));
     st.memoPending = false;
@@ -269,6 +266,7 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     }
     m_stats.memoHits++;
     m_stats.timeSkippedNs += skip;
+    EndCredit();
 }
 
 std::vector<double>

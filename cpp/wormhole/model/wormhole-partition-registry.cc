@@ -137,6 +137,12 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
 void
 WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
 {
+    if (m_crediting > 0)
+    {
+        NS_LOG_INFO("flow " << flowId << " completed by a credit: finished once the skip is in place");
+        m_finishedWhileCrediting.push_back(flowId);
+        return;
+    }
     const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
     if (partition == PartitionTracker::kNone)
     {

@@ -23,6 +23,7 @@ namespace
 // copied here so they outlive it.
 WormholeKernelStats g_lastStats;
 std::vector<std::pair<uint32_t, int64_t>> g_lastFlowSkipped;
+std::vector<std::pair<uint32_t, int64_t>> g_lastFlowCredited;
 const WormholeSimulatorImpl* g_live = nullptr;
 bool g_everCreated = false;
 } // namespace
@@ -515,6 +516,8 @@ WormholeSimulatorImpl::Publish() const
     g_lastStats = GetStats();
     g_lastFlowSkipped.assign(m_flowSkipped.begin(), m_flowSkipped.end());
     std::sort(g_lastFlowSkipped.begin(), g_lastFlowSkipped.end());
+    g_lastFlowCredited.assign(m_flowCredited.begin(), m_flowCredited.end());
+    std::sort(g_lastFlowCredited.begin(), g_lastFlowCredited.end());
 }
 
 WormholeKernelStats
@@ -531,6 +534,16 @@ WormholeSimulatorImpl::LastFlowSkipped()
         g_live->Publish();
     }
     return g_lastFlowSkipped;
+}
+
+std::vector<std::pair<uint32_t, int64_t>>
+WormholeSimulatorImpl::LastFlowCredited()
+{
+    if (g_live)
+    {
+        g_live->Publish();
+    }
+    return g_lastFlowCredited;
 }
 
 bool

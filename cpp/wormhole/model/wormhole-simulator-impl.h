@@ -100,6 +100,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
 
     /// Simulated time skipped per flow (flow id, ns) of the most recent kernel.
     static std::vector<std::pair<uint32_t, int64_t>> LastFlowSkipped();
+    /// Payload bytes credited per flow (flow id, bytes) by the most recent
+    /// kernel, as the model took them.
+    static std::vector<std::pair<uint32_t, int64_t>> LastFlowCredited();
 
     /// Statistics of the most recently created kernel (live while it runs,
     /// kept after it is destroyed); all zero if none was ever created.
@@ -210,6 +213,15 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     PartitionState& StateOf(uint32_t partition);
     bool IsSkipping(uint32_t partition);
     void SkipBack(uint32_t partition);
+    /// Credits `bytes` of skipped time `dt` (both negative: takes back) to a
+    /// flow through the model, books what the model took (it never takes
+    /// more than the flow has unsent) and returns it.
+    int64_t Credit(uint32_t flow, int64_t bytes, int64_t dt);
+    /// Between BeginCredit and EndCredit a completion a credit causes waits:
+    /// the partition is mid-update (events moved, credits half given), so
+    /// its FlowFinished runs at EndCredit, once the skip is in place.
+    void BeginCredit();
+    void EndCredit();
     void ResetPartition(uint32_t partition);
     /// Forget the steady windows (not the anchors) of a partition's flows.
     void ClearWindows(uint32_t partition);
@@ -292,6 +304,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::unordered_set<uint32_t> m_removed;           ///< uids of tracked events Remove()d
     uint32_t m_activeSkips = 0;                       ///< partitions whose skip may not have ended
     std::unordered_map<uint32_t, int64_t> m_flowSkipped;
+    std::unordered_map<uint32_t, int64_t> m_flowCredited; ///< bytes the model took, per flow
+    uint32_t m_crediting = 0;                          ///< BeginCredit depth
+    std::vector<uint32_t> m_finishedWhileCrediting;    ///< completions EndCredit runs
 };
 
 } // namespace ns3

@@ -38,24 +38,54 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
     st.skipping = false;
     --m_activeSkips;
     ShiftPartition(partition, -back);
+    BeginCredit();
     for (const auto& [flow, rate] : st.creditRates)
     {
-        auto it = m_flows.find(flow);
-        const int64_t bytes = static_cast<int64_t>(rate * static_cast<double>(back) / 8e9);
-        if (it != m_flows.end())
-        {
-            it->second.credited -= bytes;
-        }
-        m_flowSkipped[flow] -= back;
-        if (FlowSeam::creditor)
-        {
-            FlowSeam::creditor->CreditFlow(flow, -bytes, -back);
-        }
+        Credit(flow, -static_cast<int64_t>(rate * static_cast<double>(back) / 8e9), -back);
     }
     st.creditRates.clear();
     m_stats.skipBacks++;
     m_stats.timeSkippedNs -= back;
     ResetPartition(partition);
+    EndCredit();
+}
+
+int64_t
+WormholeSimulatorImpl::Credit(uint32_t flow, int64_t bytes, int64_t dt)
+{
+    const int64_t taken = FlowSeam::creditor ? FlowSeam::creditor->CreditFlow(flow, bytes, dt) : bytes;
+    if (auto it = m_flows.find(flow); it != m_flows.end())
+    {
+        it->second.credited += taken;
+    }
+    m_flowSkipped[flow] += dt;
+    m_flowCredited[flow] += taken;
+    NS_LOG_LOGIC("flow " << flow << ": offered " << bytes << " bytes, the model took " << taken);
+    return taken;
+}
+
+void
+WormholeSimulatorImpl::BeginCredit()
+{
+    ++m_crediting;
+}
+
+void
+WormholeSimulatorImpl::EndCredit()
+{
+    if (--m_crediting > 0)
+    {
+        return;
+    }
+    // A completion ends the pattern: FlowFinished skips the partition back
+    // to now (the credit that completed the flow stays with it) and
+    // removes the flow.
+    std::vector<uint32_t> finished;
+    finished.swap(m_finishedWhileCrediting);
+    for (uint32_t flow : finished)
+    {
+        FlowFinished(flow);
+    }
 }
 
 void
@@ -164,15 +194,11 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     NS_LOG_INFO("fast-forward partition " << partition << " (" << flows.size() << " flows) by "
                                           << skip << " ns at " << m_currentTs);
     ShiftPartition(partition, skip);
-    for (const auto& [flow, rate] : rates)
+    BeginCredit();
+    for (auto& [flow, rate] : rates)
     {
-        const auto bytes = static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9);
-        m_flows[flow].credited += bytes;
-        m_flowSkipped[flow] += skip;
-        if (FlowSeam::creditor)
-        {
-            FlowSeam::creditor->CreditFlow(flow, bytes, skip);
-        }
+        const int64_t taken = Credit(flow, static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9), skip);
+        rate = static_cast<double>(taken) * 8e9 / static_cast<double>(skip); // what a skip-back takes back
     }
     BeginSkip(partition, skip, std::move(rates));
     PartitionState& after = StateOf(partition);
@@ -183,6 +209,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     m_stats.skipsToKnownStart += joinLimited ? 1 : 0;
     m_stats.fastForwards++;
     m_stats.timeSkippedNs += skip;
+    EndCredit();
 }
 
 void
