@@ -1,0 +1,80 @@
+"""The accuracy matrix (issue 11): every cell against the default kernel on
+the same scenario and seed, link delays x patterns x marking x memo state.
+Bounds: mean <= 1%, max <= 3%, makespan <= 1% where the reference is
+deterministic; within the reference's own spread (one flow 1 ns late,
+another seed; computed per cell) where it is not.
+
+The CI subset runs every pattern and memo state at 1 us and 20 us; the
+other delays are marked ``slow`` (``pytest -m slow tests/test_accuracy_matrix.py``).
+The full matrix at larger sizes: ``benchmarks/bench_matrix.py``."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from ns3wormhole import accuracy_matrix as am
+
+MB = 1_000_000
+# Large enough that a flow alone reaches its steady window and is skipped
+# at every delay (a 50 us star has a 2.5 MB bandwidth-delay product), small
+# enough that a cell's runs take well under a second.
+SIZE = 12 * MB
+CI_DELAYS = (1, 20)
+
+# Patterns with a stretch where a flow runs alone at line rate long enough
+# to be skipped, whatever the marking: Wormhole must really skip there.
+MUST_SKIP = {"lone", "join-known", "join-unforeseen", "staggered", "permutation"}
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(pattern: str, delay_us: int, marking: str) -> am.Reference:
+    case = am.PATTERNS[pattern](delay_us, SIZE)
+    return am.reference(case, am.fabric_of(marking))
+
+
+# Cells known to fail today, each for a stated cause (strict: a cell that
+# starts passing must leave this table).
+MEMO_KEY = ("memo: the store's scope and the flow conflict graph hold no link delays, so a record "
+            "filled on another delay is applied here (issue 11, memo part)")
+MEMO_HIT_DELAY = ("memo: a hit on long links adds about 15 link delays to each flow "
+                  "(issue 11, memo part)")
+CHAOS = ("chaotic reference: the only skip is the first flow's lone phase (exact with step marking), "
+         "yet the perturbation it makes (up to one packet) carries this probabilistically marked "
+         "pattern beyond the spread of 1 ns / other-seed reruns sampled here")
+
+
+def _known_failure(pattern: str, delay: int, marking: str, memo: str) -> str | None:
+    if memo == "other-delay" and pattern in ("waves", "permutation"):
+        return MEMO_KEY
+    if memo == "cold" and pattern == "waves" and delay >= 20:
+        return MEMO_HIT_DELAY
+    if pattern == "staggered" and marking == "default":
+        return CHAOS
+    return None
+
+
+def _cells():
+    for delay in am.DELAYS_US:
+        for pattern in am.PATTERNS:
+            for marking in am.MARKINGS:
+                for memo in am.MEMOS:
+                    marks = [] if delay in CI_DELAYS else [pytest.mark.slow]
+                    reason = _known_failure(pattern, delay, marking, memo)
+                    if reason:
+                        marks.append(pytest.mark.xfail(strict=True, reason=reason))
+                    yield pytest.param(pattern, delay, marking, memo, marks=marks,
+                                       id=f"{pattern}-{delay}us-{marking}-memo-{memo}")
+
+
+@pytest.mark.parametrize(("pattern", "delay_us", "marking", "memo"), list(_cells()))
+def test_cell_within_bounds(pattern, delay_us, marking, memo):
+    ref = _reference(pattern, delay_us, marking)
+    cell = am.run_cell(pattern, delay_us, marking, memo, SIZE, ref=ref)
+    if pattern in MUST_SKIP:
+        assert cell.time_skipped_ns > 0, "nothing was fast-forwarded"
+    mean, mx, span = cell.bounds
+    assert cell.fct.mean <= mean, cell
+    assert cell.fct.max <= mx, cell
+    assert cell.makespan <= span, cell
