@@ -36,20 +36,12 @@ def _reference(pattern: str, delay_us: int, marking: str) -> am.Reference:
 
 # Cells known to fail today, each for a stated cause (strict: a cell that
 # starts passing must leave this table).
-MEMO_KEY = ("memo: the store's scope and the flow conflict graph hold no link delays, so a record "
-            "filled on another delay is applied here (issue 11, memo part)")
-MEMO_HIT_DELAY = ("memo: a hit on long links adds about 15 link delays to each flow "
-                  "(issue 11, memo part)")
 CHAOS = ("chaotic reference: the only skip is the first flow's lone phase (exact with step marking), "
          "yet the perturbation it makes (up to one packet) carries this probabilistically marked "
          "pattern beyond the spread of 1 ns / other-seed reruns sampled here")
 
 
 def _known_failure(pattern: str, delay: int, marking: str, memo: str) -> str | None:
-    if memo == "other-delay" and pattern in ("waves", "permutation"):
-        return MEMO_KEY
-    if memo == "cold" and pattern == "waves" and delay >= 20:
-        return MEMO_HIT_DELAY
     if pattern == "staggered" and marking == "default":
         return CHAOS
     return None
