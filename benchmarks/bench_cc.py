@@ -4,12 +4,14 @@
 per-flow FCT error (mean, max) against the default kernel.
 
     python benchmarks/bench_cc.py [--cc dcqcn hpcc timely dctcp] [--scenario incast8 fattree16 gpt moe]
-                                  [--mb 32] [--theta T] [--json OUT]
+                                  [--mb 32] [--theta T] [--noise N] [--json OUT]
 
 Scenarios: ``incast8`` (8-to-1, 100G star, --mb MB flows), ``fattree16`` (random permutation
 of --mb MB flows on a k=4 fat-tree of 100G/1us links, seed 0), ``gpt`` (GPT, 8 layers,
 hidden 2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fabric, one iteration: the small GPT
-of bench_workload.py) and ``moe`` (the same model with 8 experts, top-2, EP8).
+of bench_workload.py) and ``moe`` (the same model with 8 experts, top-2, EP8). ``--noise N``
+also re-runs the training steps' baseline N times with one compute delay 1 ns longer and
+prints how far that moves it (the reference's own spread, same columns).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import time
 import numpy as np
 
 from ns3wormhole import run, scenarios, topology
-from ns3wormhole.compare import compare_flows, workload_fct_errors
+from ns3wormhole.compare import compare_flows, workload_fct_errors, workload_noise
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import permutation
 from ns3wormhole.workload.dag import build_dag
@@ -41,13 +43,15 @@ def _flows_row(topo, flows, fabric: FabricConfig, wormhole: run.WormholeConfig) 
     }
 
 
-def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig) -> dict:
+def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig, noise: int) -> dict:
     base = run.run_workload(topo, dag, fabric, "baseline")
     worm = run.run_workload(topo, dag, fabric, "wormhole", wormhole)
     fct = workload_fct_errors(base, worm)
     it = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
     b, w = base.network, worm.network
+    spread = workload_noise(topo, dag, base, noise, fabric)[0].as_dict() if noise else None
     return {
+        "baseline_noise": spread,
         "baseline_wall_s": b.wall_s, "wormhole_wall_s": w.wall_s, "baseline_events": b.events,
         "wormhole_events": w.events, "fast_forwards": w.stats["fast_forwards"],
         "fct_error_mean": float(fct.mean()), "fct_error_max": float(fct.max()),
@@ -70,6 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
     p.add_argument("--mb", type=int, default=32, help="flow size of incast8 and fattree16, MB")
     p.add_argument("--theta", type=float, default=None, help="Wormhole steadiness bound (default: the kernel's)")
+    p.add_argument("--noise", type=int, default=0, metavar="N",
+                   help="training steps: also run the baseline N times with one compute delay 1 ns longer")
     p.add_argument("--json", default=None)
     a = p.parse_args(argv)
     wormhole = run.WormholeConfig() if a.theta is None else run.WormholeConfig(theta=a.theta)
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
                 topo = topology.fat_tree(4, "100Gbps", "1us")
                 row = _flows_row(topo, permutation(range(16), a.mb * mb, seed=0), fabric, wormhole)
             else:
-                row = _workload_row(*_training(8 if name == "moe" else 0), fabric, wormhole)
+                row = _workload_row(*_training(8 if name == "moe" else 0), fabric, wormhole, a.noise)
             row.update(cc=cc, scenario=name)
             rows.append(row)
             print(f"| {cc} | {name} | {row['baseline_wall_s']:.3f} s | {row['wormhole_wall_s']:.3f} s "
@@ -96,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"| {row['wormhole_events']:,} | {row['baseline_events'] / row['wormhole_events']:.1f}x "
                   f"| {row['fast_forwards']} | {100 * row['fct_error_mean']:.3f}% | {100 * row['fct_error_max']:.2f}% "
                   f"| {100 * row['makespan_error']:.3f}% |", flush=True)
+            noise = row.get("baseline_noise")
+            for k in range(len(noise["fct_mean"]) if noise else 0):
+                print(f"| (baseline, compute delay {k} 1 ns longer) | | | | | | | | | "
+                      f"{100 * noise['fct_mean'][k]:.3f}% | {100 * noise['fct_max'][k]:.2f}% "
+                      f"| {100 * noise['makespan'][k]:.3f}% |", flush=True)
     if a.json:
         with open(a.json, "w") as fh:
             json.dump(rows, fh, indent=2)
