@@ -94,6 +94,11 @@ def test_compare_out_dir_noise_and_repeat(tmp_path):
     for k in ("fct_mean", "fct_max", "makespan"):
         assert n["spread"][k] == max(n["spread_runs"]["fct_max" if k == "fct_max" else k])
     assert n["inside"]["fct_max"] == (d["fct_error"]["max"] <= n["spread"]["fct_max"])
+    # Judged against the larger of the spread and the target: "OUTSIDE" only past both.
+    for k, ours in (("fct_mean", d["fct_error"]["mean"]), ("fct_max", d["fct_error"]["max"]),
+                    ("makespan", d["makespan_error"])):
+        tol = max(n["spread"][k], n["targets"][k])
+        assert (n["judged"][k] == "OUTSIDE") == (ours > tol)
     assert n["verdict"] in r.stdout and "reference's own spread" in r.stdout
     rep = d["repeat"]
     assert len(rep["wall_s"]["baseline"]) == len(rep["wall_s"]["wormhole"]) == 2

@@ -199,6 +199,11 @@ def write_compare(args: argparse.Namespace, loaded: Loaded, cmp, d: dict) -> lis
 # --------------------------------------------------------------------------- compare --noise / --repeat
 
 
+# The accuracy targets of DESIGN.md, as fractions: what an error is judged against where the
+# reference's own spread is smaller.
+ACCURACY_TARGETS = {"fct_mean": 0.01, "fct_max": 0.03, "makespan": 0.005, "iteration_time": 0.005}
+
+
 def noise(loaded: Loaded, cmp, runs: int) -> dict:
     """The reference's own spread over ``runs`` perturbed baseline runs, and the verdicts."""
     from .compare import baseline_noise, workload_noise
@@ -218,16 +223,29 @@ def noise(loaded: Loaded, cmp, runs: int) -> dict:
         "fct_max": (fe.max, float(np.max(floor.fct_max))),
         span_name: (ours_span, float(np.max(floor.makespan))),
     }
-    verdicts = {k: (None if ours is None else bool(ours <= ref)) for k, (ours, ref) in rows.items()}
-    outside = [k for k, v in verdicts.items() if v is False]
-    verdict = ("inside the reference's own spread on every measure" if not outside
-               else f"outside the reference's own spread on {', '.join(outside)}")
+    # A deterministic reference (spread ~0) would call any approximation "outside"; a chaotic
+    # one can spread past the accuracy target. So each error is judged against the larger of
+    # the two: inside the reference's own spread, or within the project's target where the
+    # reference is tighter than that target (DESIGN.md: mean 1%, max 3%, makespan 0.5%).
+    inside = {k: (None if ours is None else bool(ours <= ref)) for k, (ours, ref) in rows.items()}
+    within_target = {k: (None if ours is None else bool(ours <= ACCURACY_TARGETS[k]))
+                     for k, (ours, _) in rows.items()}
+    judged = {k: ("n/a" if ours is None else "inside spread" if inside[k]
+                  else "within target" if within_target[k] else "OUTSIDE")
+              for k, (ours, _) in rows.items()}
+    outside = [k for k, v in judged.items() if v == "OUTSIDE"]
+    verdict = ("acceptable on every measure (inside the reference's own spread, or within the accuracy "
+               "target where the reference is tighter than it)" if not outside
+               else f"outside both the reference's own spread and the accuracy target on {', '.join(outside)}")
     return {
         "runs": runs,
         "perturbation": "one flow 1 ns later" if sc.workload_kind == "flows" else "one compute delay 1 ns longer",
         "spread": {k: ref for k, (_, ref) in rows.items()},
         "spread_runs": floor.as_dict(),
-        "inside": verdicts,
+        "inside": inside,
+        "targets": {k: ACCURACY_TARGETS[k] for k in rows},
+        "within_target": within_target,
+        "judged": judged,
         "verdict": f"Wormhole's errors are {verdict} ({runs} perturbed baseline run{'s' if runs != 1 else ''})",
     }
 
@@ -240,8 +258,7 @@ def noise_lines(n: dict, d: dict) -> list[str]:
     from .compare import format_pct as pct
 
     def mark(k: str) -> str:
-        v = n["inside"][k]
-        return "n/a" if v is None else ("inside" if v else "OUTSIDE")
+        return f"{n['judged'][k]} (target {pct(n['targets'][k])})"
 
     label = span_key.replace("_", " ")
     return [

@@ -346,11 +346,12 @@ def write_report(cmp: ScenarioComparison, out_dir: str | Path, *, json_name: str
                 span: d["makespan_error"] if span == "makespan" else d["iteration_time_error"]}
         lines += ["", f"Against the reference's own spread ({n['runs']} perturbed baseline run{'s' if n['runs'] != 1 else ''}, "
                   f"each with {n['perturbation']}):", "",
-                  "| measure | Wormhole's error | reference's own spread | |", "| --- | ---: | ---: | --- |"]
+                  "| measure | Wormhole's error | reference's own spread | accuracy target | judged |",
+                  "| --- | ---: | ---: | ---: | --- |"]
         for k, label in (("fct_mean", "FCT error mean"), ("fct_max", "FCT error max"), (span, span.replace("_", " ") + " error")):
-            v = n["inside"][k]
+            j = n["judged"][k]
             lines.append(f"| {label} | {format_pct(ours[k])} | {format_pct(n['spread'][k])} | "
-                         f"{'n/a' if v is None else ('inside' if v else '**outside**')} |")
+                         f"{format_pct(n['targets'][k])} | {'**outside**' if j == 'OUTSIDE' else j} |")
         lines += ["", f"**{n['verdict']}.**"]
     interval = sc.fabric.rate_sample_interval_ns if sc is not None else 0
     n_ff = (w or {}).get("stats", {}).get("fast_forwards", 0)
