@@ -32,6 +32,7 @@ from conftest import clean_env, ns3_wormhole_cmd
 
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.run import WormholeConfig
+from ns3wormhole.toml_out import dumps as to_toml
 from ns3wormhole.scenario import TOP_KEYS, TOPOLOGY_BUILDERS, _PATTERN_KEYS
 from ns3wormhole.workload import ComputeSpec, ModelSpec, ParallelSpec, Precision
 
@@ -129,36 +130,6 @@ def _set(data: dict, key: str, value: object) -> None:
             nxt = cur.setdefault(part, {})  # type: ignore[union-attr]
             cur = nxt if isinstance(nxt, dict) else {}
     cur[parts[-1]] = value  # type: ignore[index]
-
-
-# ---------------------------------------------------------------- a small TOML writer
-
-
-def _toml_value(v: object) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{json.dumps(str(k))} = {_toml_value(x)}" for k, x in v.items()) + "}"
-    raise TypeError(type(v))
-
-
-def to_toml(data: dict) -> str:
-    top = [f"{k} = {_toml_value(v)}" for k, v in data.items() if not isinstance(v, dict)]
-    tables = [f"[{k}]\n" + "\n".join(f"{json.dumps(str(kk))} = {_toml_value(vv)}" for kk, vv in v.items())
-              for k, v in data.items() if isinstance(v, dict)]
-    return "\n".join(top) + "\n\n" + "\n\n".join(tables) + "\n"
 
 
 # ---------------------------------------------------------------- the contract
