@@ -227,7 +227,7 @@ RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
     // RESUME would stall the priority for ever.
     if (!port.up ||
         (port.lossRate > 0 && p->kind != RdmaPacketKind::PAUSE && p->kind != RdmaPacketKind::RESUME &&
-         static_cast<double>(RdmaMix64(port.lossKey ^ RdmaMix64(n)) >> 11) * 0x1.0p-53 < port.lossRate))
+         RdmaCounterUniform(port.lossKey, n) < port.lossRate))
     {
         m_counters->linkLosses++;
         m_pool->Free(p);

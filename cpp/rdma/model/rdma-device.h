@@ -168,6 +168,14 @@ RdmaMix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/// Draw n of the counter-based stream `key`, uniform in [0, 1): it depends on
+/// (key, n) only, so no other port's or link's traffic moves it (isolation).
+inline double
+RdmaCounterUniform(uint64_t key, uint64_t n)
+{
+    return static_cast<double>(RdmaMix64(key ^ RdmaMix64(n)) >> 11) * 0x1.0p-53;
+}
+
 } // namespace ns3
 
 #endif

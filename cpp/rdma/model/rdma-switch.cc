@@ -362,7 +362,7 @@ RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes)
     {
         return false;
     }
-    const double u = static_cast<double>(RdmaMix64(eg.ecnKey ^ RdmaMix64(eg.draws++)) >> 11) * 0x1.0p-53;
+    const double u = RdmaCounterUniform(eg.ecnKey, eg.draws++);
     return u < eg.pmax * static_cast<double>(queueBytes - eg.kmin) /
                    static_cast<double>(eg.kmax - eg.kmin);
 }
