@@ -95,6 +95,7 @@ CONTRACT_ATTRIBUTES = {
     "ns3::RdmaNetwork::RateSampleInterval": "0ns",
     "ns3::RdmaNetwork::QlenMonitorStart": "0ns",
     "ns3::RdmaNetwork::QlenMonitorEnd": "0ns",
+    "ns3::RdmaSwitch::EcmpSeed": "0",
 }
 
 
@@ -109,9 +110,10 @@ def test_default_attributes_exact():
     assert FabricConfig().to_ns3_attributes() == CONTRACT_ATTRIBUTES
 
 
-def test_ecmp_seed_only_when_set():
+def test_ecmp_seed_sent_set_or_not():
     attrs = FabricConfig(ecmp_seed=42).to_ns3_attributes()
     assert attrs["ns3::RdmaSwitch::EcmpSeed"] == "42"
+    assert FabricConfig().to_ns3_attributes()["ns3::RdmaSwitch::EcmpSeed"] == "0"
     assert attribute_name("rp_timer_us") == "ns3::DcqcnRateControl::RpTimer"
 
 
@@ -296,3 +298,23 @@ def test_unknown_cc_named():
         FabricConfig.from_mapping({"cc": "hpc"}, source="scenario.toml[fabric]")
     with pytest.raises(InputError, match=r"^fabric\.cc: "):
         FabricConfig.from_mapping({"cc": 3})
+
+
+def test_an_unset_ecmp_seed_does_not_inherit_an_earlier_runs():
+    """ns-3 attribute defaults outlive a run: a run with ``ecmp_seed = 42``
+    used to leave 42 behind for every later run that left it unset, which
+    then took other ECMP paths than the same scenario in a fresh process."""
+    from ns3wormhole import run, topology
+    from ns3wormhole.flows import permutation
+
+    topo = topology.leaf_spine(2, 4, 4, "100Gbps", "100Gbps", "1us")
+    flows = permutation(topo.hosts(), 2_000_000, seed=1)
+
+    def fcts(fabric: FabricConfig) -> list[int]:
+        result = run.run_flows(topo, flows, fabric)
+        return sorted(result.fct_by_id().items())
+
+    unset = fcts(FabricConfig())
+    other = fcts(FabricConfig(ecmp_seed=42))
+    assert other != unset, "ecmp_seed=42 should pick other paths on this fabric"
+    assert fcts(FabricConfig()) == unset

@@ -362,14 +362,17 @@ class FabricConfig:
     def to_ns3_attributes(self) -> dict[str, str]:
         """``{"ns3::DcqcnRateControl::RpTimer": "300us", ...}``: every attribute of the
         contract, as strings ns-3's attribute system parses (``Config::SetDefault``).
-        ``EcmpSeed`` is included only when ``ecmp_seed`` is set; ``EcnMap`` always
-        (empty for none: ns-3 defaults outlive a run, so an unset map must clear
-        an earlier run's)."""
+        ns-3 defaults outlive a run, so every attribute is sent, unset ones
+        included: ``EcmpSeed`` as 0 when ``ecmp_seed`` is unset (the switch then
+        mixes only the network seed and its index), ``EcnMap`` empty for none.
+        Otherwise an earlier run's value would stay in force."""
         out: dict[str, str] = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if value is None:
-                continue
+                if f.metadata["kind"] != "opt_int":
+                    continue
+                value = 0
             out[f.metadata["attr"]] = _ns3_string(f.metadata["kind"], value)
         return out
 
