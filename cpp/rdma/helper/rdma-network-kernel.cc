@@ -7,6 +7,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace ns3
 {
@@ -49,6 +50,50 @@ RdmaNetwork::GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) c
 {
     delayNs = m_links.at(linkId).delayNs;
     lossRate = m_links.at(linkId).errorRate;
+}
+
+bool
+RdmaNetwork::GetLineRatePeriod(uint32_t flowId, uint64_t& periodNs, uint64_t& payloadBytes) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    const RdmaNic* nic = PeekPointer(m_nics[qp.src]);
+    const RdmaNic* receiver = PeekPointer(m_nics[qp.dst]);
+    const auto first = static_cast<uint64_t>(qp.lineRate);
+    if (!nic || !receiver || first == 0)
+    {
+        return false;
+    }
+    const uint64_t mtu = nic->GetMtu();
+    const uint64_t dataBits = 8 * (mtu + nic->GetHeaderBytes() + qp.telemetryBytes);
+    const uint64_t ackBits = 8 * (kRdmaControlBytes + qp.telemetryBytes);
+    const auto stepsPerSecond = static_cast<uint64_t>(Seconds(1).GetTimeStep());
+    // k frames of `bits` take k * bits * unit / rate units of time: a whole
+    // number when k is a multiple of rate / gcd(bits * unit, rate). A port
+    // carries the sub-step remainder of each frame to the next (Transmit), so
+    // after such k frames every port is back to the remainder it started with.
+    // The receiver acknowledges every AckInterval frames: whole intervals too.
+    uint64_t frames = receiver->GetAckInterval();
+    constexpr uint64_t kMaxFrames = 100000; // beyond this the period outlasts any useful skip
+    auto whole = [&frames](uint64_t bits, uint64_t unit, uint64_t rate) {
+        const auto product = static_cast<unsigned __int128>(bits) * unit;
+        frames = std::lcm(frames, rate / std::gcd(static_cast<uint64_t>(product % rate), rate));
+        return frames <= kMaxFrames;
+    };
+    if (!whole(dataBits, 1000000000ULL, first))
+    {
+        return false;
+    }
+    for (uint32_t link : KernelLinks(qp.index))
+    {
+        const uint64_t rate = m_links.at(link).rateBps;
+        if (!whole(dataBits, stepsPerSecond, rate) || !whole(ackBits, stepsPerSecond, rate))
+        {
+            return false;
+        }
+    }
+    periodNs = static_cast<uint64_t>(static_cast<unsigned __int128>(frames) * dataBits * 1000000000ULL / first);
+    payloadBytes = frames * mtu;
+    return true;
 }
 
 std::vector<double>

@@ -88,6 +88,12 @@ RdmaNic::GetHeaderBytes() const
     return m_headerBytes;
 }
 
+uint32_t
+RdmaNic::GetAckInterval() const
+{
+    return m_ackInterval;
+}
+
 void
 RdmaNic::SetFlowTable(const FlowTable* flows)
 {
