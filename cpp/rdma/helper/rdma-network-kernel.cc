@@ -16,7 +16,30 @@ int64_t
 RdmaNetwork::CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs)
 {
     const RdmaQueuePair& qp = FlowById(flowId);
-    return m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
+    const int64_t taken = m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
+    // The credited frames and their acknowledgements count as sent on every
+    // port of the path (docs/fast-forward.md): a credit of whole frames
+    // leaves each port's serialization remainder where the packet-level run
+    // leaves it, so later traffic through these ports keeps its timing to the
+    // ns (a 1 ns shift is enough to reorder an incast and redraw it).
+    const RdmaNic& nic = *m_nics[qp.src];
+    const int64_t mtu = nic.GetMtu();
+    const int64_t full = taken / mtu;
+    const int64_t part = taken % mtu;
+    const uint32_t header = nic.GetHeaderBytes() + qp.telemetryBytes;
+    ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+        m_devices[node]->AccountSkippedFrames(port, full, static_cast<uint32_t>(mtu) + header);
+        if (part != 0)
+        {
+            m_devices[node]->AccountSkippedFrames(port, part > 0 ? 1 : -1,
+                                                  static_cast<uint32_t>(part > 0 ? part : -part) + header);
+        }
+    });
+    const int64_t acks = (full + (part > 0 ? 1 : part < 0 ? -1 : 0)) / m_nics[qp.dst]->GetAckInterval();
+    ForEachHop(qp.dst, qp.src, qp.index, [&](uint32_t node, uint32_t port) {
+        m_devices[node]->AccountSkippedFrames(port, acks, kRdmaControlBytes + qp.telemetryBytes);
+    });
+    return taken;
 }
 
 void
