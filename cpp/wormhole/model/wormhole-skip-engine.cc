@@ -178,10 +178,16 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     // payload leaves them exactly where the packet-level run would be
     // (docs/fast-forward.md); R-hat x dT would leave them up to a frame off.
     std::vector<std::pair<uint64_t, uint64_t>> periods;
-    const uint64_t quantum = LineRateQuantum(rates, periods);
-    if (quantum > 0)
+    uint64_t quantum = LineRateQuantum(rates, periods);
+    const double whole =
+        quantum > 0 ? std::floor(dt / static_cast<double>(quantum)) * static_cast<double>(quantum) : 0;
+    if (whole >= minSkip)
     {
-        dt = std::floor(dt / static_cast<double>(quantum)) * static_cast<double>(quantum);
+        dt = whole;
+    }
+    else
+    {
+        quantum = 0; // no period, or one too long for this skip: credit R-hat x dT
     }
     if (!(dt >= minSkip))
     {
