@@ -34,28 +34,12 @@ def _reference(pattern: str, delay_us: int, marking: str) -> am.Reference:
     return am.reference(case, am.fabric_of(marking))
 
 
-# Cells known to fail today, each for a stated cause (strict: a cell that
-# starts passing must leave this table).
-CHAOS = ("chaotic reference: the only skip is the first flow's lone phase (exact with step marking), "
-         "yet the perturbation it makes (up to one packet) carries this probabilistically marked "
-         "pattern beyond the spread of 1 ns / other-seed reruns sampled here")
-
-
-def _known_failure(pattern: str, delay: int, marking: str, memo: str) -> str | None:
-    if pattern == "staggered" and marking == "default" and delay < 50:
-        return CHAOS
-    return None
-
-
 def _cells():
     for delay in am.DELAYS_US:
         for pattern in am.PATTERNS:
             for marking in am.MARKINGS:
                 for memo in am.MEMOS:
                     marks = [] if delay in CI_DELAYS else [pytest.mark.slow]
-                    reason = _known_failure(pattern, delay, marking, memo)
-                    if reason:
-                        marks.append(pytest.mark.xfail(strict=True, reason=reason))
                     yield pytest.param(pattern, delay, marking, memo, marks=marks,
                                        id=f"{pattern}-{delay}us-{marking}-memo-{memo}")
 

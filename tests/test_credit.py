@@ -39,3 +39,15 @@ def test_kernel_books_what_the_model_took(topo, flows, fabric, cfg):
     nic = {int(i): int(c) for i, c in zip(r.flows["id"], r.flows["credited_bytes"])}
     kernel = {f: r.kernel_credited_bytes.get(f, 0) for f in nic}
     assert kernel == nic
+
+
+@pytest.mark.parametrize(("topo", "flows", "fabric", "cfg"), [c for c in _cases() if c.id != "no-margin"])
+def test_a_credit_is_whole_frames(topo, flows, fabric, cfg):
+    """The NIC takes whole frames (docs/fast-forward.md): the frames left keep
+    the packetization of a packet-level run, and the ports the credited
+    frames are booked on keep their serialization phase. Only a credit that
+    completes a flow (none here: the completion margin) may end in a part."""
+    r = run.run_flows(topo, flows, fabric, kernel="wormhole", wormhole=cfg)
+    credited = r.flows["credited_bytes"].astype(np.int64)
+    assert credited.any()
+    np.testing.assert_array_equal(credited % fabric.mtu_bytes, 0)

@@ -276,7 +276,7 @@ class FabricConfig:
     # --- whole network (ns3::RdmaNetwork) --------------------------------------------
     seed: int = _f(
         1, _NET + "Seed", "int", "",
-        "Seed of the ECN-marking draws (each switch port draws its own counter-based stream) and the ECMP hashes.", lo=0, hi=_UINT32_MAX)
+        "Seed of the ECN-marking draws (counter-based, per switch port and frame) and the ECMP hashes.", lo=0, hi=_UINT32_MAX)
     queue_sample_interval_ns: int = _f(
         0, _NET + "QueueSampleInterval", "time_ns", "ns",
         "Egress queue-length sampling period (0 = off).", lo=0)

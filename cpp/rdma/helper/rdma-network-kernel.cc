@@ -7,6 +7,7 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace ns3
 {
@@ -15,7 +16,30 @@ int64_t
 RdmaNetwork::CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs)
 {
     const RdmaQueuePair& qp = FlowById(flowId);
-    return m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
+    const int64_t taken = m_nics[qp.src]->CreditFlow(*m_flows[qp.index], bytes, NanoSeconds(dtNs).GetTimeStep());
+    // The credited frames and their acknowledgements count as sent on every
+    // port of the path (docs/fast-forward.md): a credit of whole frames
+    // leaves each port's serialization remainder where the packet-level run
+    // leaves it, so later traffic through these ports keeps its timing to the
+    // ns (a 1 ns shift is enough to reorder an incast and redraw it).
+    const RdmaNic& nic = *m_nics[qp.src];
+    const int64_t mtu = nic.GetMtu();
+    const int64_t full = taken / mtu;
+    const int64_t part = taken % mtu;
+    const uint32_t header = nic.GetHeaderBytes() + qp.telemetryBytes;
+    ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+        m_devices[node]->AccountSkippedFrames(port, full, static_cast<uint32_t>(mtu) + header);
+        if (part != 0)
+        {
+            m_devices[node]->AccountSkippedFrames(port, part > 0 ? 1 : -1,
+                                                  static_cast<uint32_t>(part > 0 ? part : -part) + header);
+        }
+    });
+    const int64_t acks = (full + (part > 0 ? 1 : part < 0 ? -1 : 0)) / m_nics[qp.dst]->GetAckInterval();
+    ForEachHop(qp.dst, qp.src, qp.index, [&](uint32_t node, uint32_t port) {
+        m_devices[node]->AccountSkippedFrames(port, acks, kRdmaControlBytes + qp.telemetryBytes);
+    });
+    return taken;
 }
 
 void
@@ -49,6 +73,50 @@ RdmaNetwork::GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) c
 {
     delayNs = m_links.at(linkId).delayNs;
     lossRate = m_links.at(linkId).errorRate;
+}
+
+bool
+RdmaNetwork::GetLineRatePeriod(uint32_t flowId, uint64_t& periodNs, uint64_t& payloadBytes) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    const RdmaNic* nic = PeekPointer(m_nics[qp.src]);
+    const RdmaNic* receiver = PeekPointer(m_nics[qp.dst]);
+    const auto first = static_cast<uint64_t>(qp.lineRate);
+    if (!nic || !receiver || first == 0)
+    {
+        return false;
+    }
+    const uint64_t mtu = nic->GetMtu();
+    const uint64_t dataBits = 8 * (mtu + nic->GetHeaderBytes() + qp.telemetryBytes);
+    const uint64_t ackBits = 8 * (kRdmaControlBytes + qp.telemetryBytes);
+    const auto stepsPerSecond = static_cast<uint64_t>(Seconds(1).GetTimeStep());
+    // k frames of `bits` take k * bits * unit / rate units of time: a whole
+    // number when k is a multiple of rate / gcd(bits * unit, rate). A port
+    // carries the sub-step remainder of each frame to the next (Transmit), so
+    // after such k frames every port is back to the remainder it started with.
+    // The receiver acknowledges every AckInterval frames: whole intervals too.
+    uint64_t frames = receiver->GetAckInterval();
+    constexpr uint64_t kMaxFrames = 100000; // beyond this the period outlasts any useful skip
+    auto whole = [&frames](uint64_t bits, uint64_t unit, uint64_t rate) {
+        const auto product = static_cast<unsigned __int128>(bits) * unit;
+        frames = std::lcm(frames, rate / std::gcd(static_cast<uint64_t>(product % rate), rate));
+        return frames <= kMaxFrames;
+    };
+    if (!whole(dataBits, 1000000000ULL, first))
+    {
+        return false;
+    }
+    for (uint32_t link : KernelLinks(qp.index))
+    {
+        const uint64_t rate = m_links.at(link).rateBps;
+        if (!whole(dataBits, stepsPerSecond, rate) || !whole(ackBits, stepsPerSecond, rate))
+        {
+            return false;
+        }
+    }
+    periodNs = static_cast<uint64_t>(static_cast<unsigned __int128>(frames) * dataBits * 1000000000ULL / first);
+    payloadBytes = frames * mtu;
+    return true;
 }
 
 std::vector<double>

@@ -326,8 +326,8 @@ RdmaNetwork::Build(uint32_t numNodes,
             const RdmaLinkSpec& l = links[sw->GetPort(p).linkId];
             mmu->AddPort(l.rateBps, l.delayNs, nicRate);
         }
-        // Marking key of the switch (each port draws its own counter-based
-        // stream from it), independent of the ECMP seeds.
+        // Marking key of the switch (each port keys its frames' draws from
+        // it), independent of the ECMP seeds.
         sw->ConfigureEcn(RdmaMix64(RdmaMix64(m_seed) + i));
     }
 

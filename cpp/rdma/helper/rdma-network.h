@@ -162,6 +162,8 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const override;
     /// Wormhole kernel: propagation delay and frame loss rate of the link.
     void GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const override;
+    /// Wormhole kernel: the period of the flow's frames at line rate.
+    bool GetLineRatePeriod(uint32_t flowId, uint64_t& periodNs, uint64_t& payloadBytes) const override;
     /// Wormhole kernel: the flow's congestion-control state, saved and restored.
     std::vector<double> SaveFlowState(uint32_t flowId) const override;
     void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) override;

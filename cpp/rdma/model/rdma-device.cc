@@ -103,6 +103,20 @@ RdmaDevice::ShiftPort(uint32_t port, int64_t dtSteps)
     }
 }
 
+void
+RdmaDevice::AccountSkippedFrames(uint32_t port, int64_t frames, uint32_t wire)
+{
+    // Frames after a skip then serialise in the same 1-step rounding phase,
+    // and draw the same loss numbers, as they would have packet by packet.
+    RdmaPort& p = m_ports[port];
+    const uint64_t rate = p.rateBps;
+    const auto perFrame = static_cast<uint64_t>(static_cast<unsigned __int128>(wire) * 8 * m_stepsPerSecond % rate);
+    const uint64_t count = (frames >= 0 ? static_cast<uint64_t>(frames) : static_cast<uint64_t>(-frames)) % rate;
+    const auto carry = static_cast<uint64_t>(static_cast<unsigned __int128>(perFrame) * count % rate);
+    p.txCarry = frames >= 0 ? (p.txCarry + carry) % rate : (p.txCarry + rate - carry) % rate;
+    p.txFrames += static_cast<uint64_t>(frames);
+}
+
 uint64_t
 RdmaDevice::BacklogLeft(uint32_t port, int64_t now) const
 {

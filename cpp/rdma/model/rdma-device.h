@@ -108,6 +108,10 @@ class RdmaDevice : public Object
     /// The Wormhole kernel moved the pending events of this port's link by
     /// dtSteps: move the port's own timestamps with them.
     void ShiftPort(uint32_t port, int64_t dtSteps);
+    /// A skip credited `frames` frames of `wire` bytes that this port would
+    /// have sent (negative: a skip-back took them back): leave its
+    /// serialization remainder and frame count where sending them would have.
+    void AccountSkippedFrames(uint32_t port, int64_t frames, uint32_t wire);
     /// Bytes of frameless backlog the port still has to send at `now`.
     uint64_t BacklogLeft(uint32_t port, int64_t now) const;
     /// Queue `bytes` of frameless backlog from `from` on (after what the

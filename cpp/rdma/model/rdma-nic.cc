@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -86,6 +87,12 @@ uint32_t
 RdmaNic::GetHeaderBytes() const
 {
     return m_headerBytes;
+}
+
+uint32_t
+RdmaNic::GetAckInterval() const
+{
+    return m_ackInterval;
 }
 
 void
@@ -262,6 +269,7 @@ RdmaNic::MakeData(RdmaQueuePair& qp, int64_t now)
     p->dst = qp.dst;
     p->pg = static_cast<uint8_t>(qp.pg);
     p->seq = qp.sndNxt;
+    p->offset = qp.sndNxt + qp.creditedBytes;
     p->payload = static_cast<uint32_t>(std::min<uint64_t>(m_mtu, qp.size - qp.sndNxt));
     p->wire = p->payload + m_headerBytes + qp.telemetryBytes;
     if (qp.telemetry)
@@ -400,8 +408,23 @@ RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
     }
     // Never credit bytes already sent, nor take back more than was credited.
     const auto unsent = static_cast<int64_t>(qp.size - qp.sndNxt);
-    const int64_t credit =
-        std::clamp(bytes, -static_cast<int64_t>(qp.creditedBytes), unsent);
+    const int64_t least = -static_cast<int64_t>(qp.creditedBytes);
+    int64_t credit = std::clamp(bytes, least, unsent);
+    if (credit != unsent)
+    {
+        // Whole frames (the nearest number), as the flow would have sent
+        // them: the frames left keep the reference's packetization, and the
+        // ports the credited frames are booked on stay in phase
+        // (RdmaNetwork::CreditFlow).
+        const auto mtu = static_cast<int64_t>(m_mtu);
+        const int64_t rest = credit % mtu;
+        credit -= rest;
+        if (2 * std::abs(rest) >= mtu)
+        {
+            credit += rest > 0 ? mtu : -mtu;
+        }
+        credit = std::clamp(credit, least, unsent);
+    }
     qp.size = static_cast<uint64_t>(static_cast<int64_t>(qp.size) - credit);
     qp.creditedBytes = static_cast<uint64_t>(static_cast<int64_t>(qp.creditedBytes) + credit);
     qp.nextAvail += static_cast<double>(dtSteps);

@@ -27,6 +27,7 @@ class RdmaNic : public RdmaDevice
 
     uint32_t GetMtu() const;
     uint32_t GetHeaderBytes() const;
+    uint32_t GetAckInterval() const;
 
     /// The flows of the network, indexed by RdmaPacket::flow.
     void SetFlowTable(const FlowTable* flows);

@@ -52,6 +52,10 @@ struct RdmaPacket
 {
     RdmaPacket* next; ///< intrusive link: the free list or the one FIFO holding it
     uint64_t seq;     ///< DATA: first byte; ACK/NACK: next expected byte
+    /// DATA: seq plus the bytes a fast-forward credited the flow before this
+    /// frame was made: its first byte as a packet-level run numbers it (the
+    /// key of its ECN marking draws).
+    uint64_t offset;
     uint32_t flow;    ///< internal flow index (dense)
     uint32_t src;     ///< model node index of the sender of this frame
     uint32_t dst;     ///< model node index of its destination host

@@ -318,7 +318,7 @@ RdmaSwitch::Service(uint32_t port)
     {
         resume = m_mmu->Depart(in, port, q, frame->wire);
         if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
-            ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps())))
+            ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps()), *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
@@ -352,7 +352,7 @@ RdmaSwitch::AppendIntHop(uint32_t port, RdmaTelemetry& t, uint32_t wire) const
 }
 
 bool
-RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes)
+RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes, const RdmaPacket& frame)
 {
     if (queueBytes > eg.kmax)
     {
@@ -362,7 +362,7 @@ RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes)
     {
         return false;
     }
-    const double u = RdmaCounterUniform(eg.ecnKey, eg.draws++);
+    const double u = RdmaCounterUniform(eg.ecnKey, RdmaMix64(frame.flow) + frame.offset);
     return u < eg.pmax * static_cast<double>(queueBytes - eg.kmin) /
                    static_cast<double>(eg.kmax - eg.kmin);
 }

@@ -32,7 +32,7 @@ class RdmaSwitch : public RdmaDevice
     Ptr<RdmaSwitchMmu> GetMmu() const;
     /// Derive the per-port ECN thresholds from the port rates (EcnMap, else
     /// the linear per-100G rule) and key each port's marking draws by
-    /// (seed, port); call after all ports are added. Throws
+    /// (seed, port) and the frame; call after all ports are added. Throws
     /// std::invalid_argument for a malformed EcnMap.
     void ConfigureEcn(uint64_t seed);
     /// ECN thresholds in force on `port`: Kmin, Kmax (bytes) and Pmax.
@@ -59,13 +59,13 @@ class RdmaSwitch : public RdmaDevice
         uint64_t kmin = 0;
         uint64_t kmax = 0;
         double pmax = 0;
-        /// Marking draws are counter-based: draw n of this port is a hash of
-        /// (ecnKey, n), n = frames this port has dequeued with its queue
-        /// between kmin and kmax. A port's marks then depend on its own
-        /// traffic only, never on other ports' (isolation), and a skipped
-        /// stretch that never drew (a queue below kmin) moves none.
+        /// Marking draws are counter-based and keyed by the frame: the draw
+        /// of a frame here is a hash of (ecnKey, its flow, its offset in the
+        /// flow as a packet-level run numbers it). It depends on that frame
+        /// only, never on other ports' or flows' traffic (isolation), and a
+        /// fast-forward moves no draw of a frame it did not skip
+        /// (docs/fast-forward.md).
         uint64_t ecnKey = 0;
-        uint64_t draws = 0;
         uint64_t pauses = 0;
         uint64_t resumes = 0;
     };
@@ -77,7 +77,7 @@ class RdmaSwitch : public RdmaDevice
     /// HPCC's in-band telemetry: record this egress on a DATA frame that
     /// asked for it, at dequeue (before `wire` bytes go out).
     void AppendIntHop(uint32_t port, RdmaTelemetry& t, uint32_t wire) const;
-    bool ShouldMark(Egress& eg, uint64_t queueBytes);
+    bool ShouldMark(Egress& eg, uint64_t queueBytes, const RdmaPacket& frame);
 
     // Attributes.
     bool m_ecnEnabled;

@@ -116,6 +116,17 @@ class FlowCreditor
     /// the capacities, what a path's base RTT and losses, and so a memoized
     /// transient, depend on.
     virtual void GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const = 0;
+    /// A flow sending full frames back to back at its line rate comes back
+    /// to the same phase every `periodNs`, having delivered `payloadBytes`:
+    /// the fewest frames (and acknowledgement intervals) that serialise in a
+    /// whole number of ns on its first link and of time steps on every link
+    /// its frames and acknowledgements cross. A skip of whole periods that
+    /// credits whole periods' payload leaves such a flow exactly where the
+    /// packet-level run would be. False when the model cannot tell.
+    virtual bool GetLineRatePeriod(uint32_t flowId, uint64_t& periodNs, uint64_t& payloadBytes) const
+    {
+        return false;
+    }
     /// The flow's congestion-control state as numbers, and putting such a
     /// state back (memoized transients restore what they converged to).
     virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;

@@ -226,6 +226,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Forget the steady windows (not the anchors) of a partition's flows.
     void ClearWindows(uint32_t partition);
     void TryFastForward(uint32_t partition);
+    /// If every flow of `rates` sends back to back at its line rate: the
+    /// shortest time (ns) after which all of them are back in phase, and each
+    /// one's (period ns, payload per period); 0 otherwise.
+    uint64_t LineRateQuantum(const std::vector<std::pair<uint32_t, double>>& rates,
+                             std::vector<std::pair<uint64_t, uint64_t>>& periods) const;
     /// Mark a partition whose events were just moved by `skip` as skipping:
     /// fresh windows, R-hat anchored at the skip's end.
     void BeginSkip(uint32_t partition, int64_t skip, std::vector<std::pair<uint32_t, double>> rates);

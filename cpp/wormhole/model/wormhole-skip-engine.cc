@@ -8,7 +8,9 @@
 #include "ns3/log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <numeric>
 
 namespace ns3
 {
@@ -16,6 +18,14 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("WormholeSkipEngine");
 
 using wormhole::FlowSeam;
+
+namespace
+{
+/// How far R-hat may sit from the line-rate payload rate for a flow to count
+/// as sending back to back: a frame's worth of acknowledgement timing over
+/// the shortest steady window (l/4 samples of l/8 acknowledgements).
+constexpr double kBackToBackTolerance = 1e-3;
+} // namespace
 
 bool
 WormholeSimulatorImpl::IsSkipping(uint32_t partition)
@@ -163,6 +173,22 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         dt = untilJoin;
         driftLimited = false;
     }
+    // Flows that all send back to back at line rate repeat themselves with a
+    // known period: skipping whole periods and crediting whole periods'
+    // payload leaves them exactly where the packet-level run would be
+    // (docs/fast-forward.md); R-hat x dT would leave them up to a frame off.
+    std::vector<std::pair<uint64_t, uint64_t>> periods;
+    uint64_t quantum = LineRateQuantum(rates, periods);
+    const double whole =
+        quantum > 0 ? std::floor(dt / static_cast<double>(quantum)) * static_cast<double>(quantum) : 0;
+    if (whole >= minSkip)
+    {
+        dt = whole;
+    }
+    else
+    {
+        quantum = 0; // no period, or one too long for this skip: credit R-hat x dT
+    }
     if (!(dt >= minSkip))
     {
         if (driftLimited)
@@ -195,9 +221,13 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
                                           << skip << " ns at " << m_currentTs);
     ShiftPartition(partition, skip);
     BeginCredit();
-    for (auto& [flow, rate] : rates)
+    for (size_t i = 0; i < rates.size(); ++i)
     {
-        const int64_t taken = Credit(flow, static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9), skip);
+        auto& [flow, rate] = rates[i];
+        const int64_t offer = quantum > 0 ? skip / static_cast<int64_t>(periods[i].first) *
+                                                static_cast<int64_t>(periods[i].second)
+                                          : static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9);
+        const int64_t taken = Credit(flow, offer, skip);
         rate = static_cast<double>(taken) * 8e9 / static_cast<double>(skip); // what a skip-back takes back
     }
     BeginSkip(partition, skip, std::move(rates));
@@ -210,6 +240,40 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     m_stats.fastForwards++;
     m_stats.timeSkippedNs += skip;
     EndCredit();
+}
+
+uint64_t
+WormholeSimulatorImpl::LineRateQuantum(const std::vector<std::pair<uint32_t, double>>& rates,
+                                       std::vector<std::pair<uint64_t, uint64_t>>& periods) const
+{
+    periods.clear();
+    if (!FlowSeam::creditor)
+    {
+        return 0;
+    }
+    uint64_t quantum = 1;
+    for (const auto& [flow, rate] : rates)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        uint64_t periodNs = 0;
+        uint64_t payload = 0;
+        if (fs.ccRate < fs.lineRate || !FlowSeam::creditor->GetLineRatePeriod(flow, periodNs, payload) ||
+            periodNs == 0)
+        {
+            return 0;
+        }
+        // Back to back: R-hat is the frames' payload rate, to the timing
+        // grain of the acknowledgements it was measured from. A flow held
+        // below it (paused, sharing a bottleneck) is not periodic in this way.
+        const double line = static_cast<double>(payload) * 8e9 / static_cast<double>(periodNs);
+        if (std::abs(rate - line) > kBackToBackTolerance * line)
+        {
+            return 0;
+        }
+        quantum = std::lcm(quantum, periodNs);
+        periods.emplace_back(periodNs, payload);
+    }
+    return quantum;
 }
 
 void
