@@ -66,6 +66,7 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     {
         return;
     }
+    NoteMemoMiss(match, key); // why-not
     MemoStartRecording(partition, std::move(key));
 }
 
