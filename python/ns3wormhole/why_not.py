@@ -63,8 +63,8 @@ def why_not_summary(stats: Mapping[str, Any], n: int = 3) -> str:
         text = f"{NO_SKIP_LABELS.get(reason, reason)} {_ms(time_ns)} ({count} ended so)"
         closest = stats.get("never_steady_closest") or {}
         if reason == "never_steady" and closest:
-            text += (f" (closest: spread {closest['spread_over_theta']:.2g}x, "
-                     f"mismatch {closest['mismatch_over_theta']:.2g}x theta)")
+            text += (f" (closest: spread {closest['spread_over_theta']:.2f}x, "
+                     f"mismatch {closest['mismatch_over_theta']:.2f}x theta)")
         parts.append(text)
     line = "why not skipped: " + (", ".join(parts) if parts else "nothing unskipped")
     misses = sorted(((int(c), r) for r, c in stats.get("memo_miss_reasons", {}).items() if c), reverse=True)
