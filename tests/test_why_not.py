@@ -119,3 +119,33 @@ def test_cli_prints_and_writes_why_not(tmp_path):
 def test_baseline_has_no_why_not():
     res = run_flows(star(2), FlowSet.from_lists([0], [1], [300_000]), FabricConfig(), "baseline")
     assert set(res.stats) == {"events_executed"}
+
+
+def test_deferred_memo_key_changes_nothing(tmp_path):
+    """Back-off: with an empty memo store a pattern is recorded without its
+    key, which is built only if the pattern is stored. A store holding
+    records of another fabric (10 us links: never isomorphic here) makes
+    every lookup happen; results and stored records must be the same."""
+    from ns3wormhole import _core, scenarios
+    from ns3wormhole.memo import MemoDatabase, scope_of
+
+    db = tmp_path / "memo.sqlite"
+    fabric, lazy_cfg, eager_cfg = FabricConfig(), WormholeConfig(), WormholeConfig(memo_db=str(db))
+    run_flows(star(4, "100Gbps", "10us"), incast([0, 1, 2], 3, 4 * MB), fabric, "wormhole", eager_cfg)
+    scope = scope_of(fabric.to_ns3_attributes(), eager_cfg.to_ns3_attributes())
+    with MemoDatabase(db) as d:
+        before = set(d.load(scope))
+    assert before
+
+    topo, flows = scenarios.staggered4(8 * MB)
+    lazy = run_flows(topo, flows, fabric, "wormhole", lazy_cfg)
+    lazy_records = set(_core.memo_take_new())
+    eager = run_flows(topo, flows, fabric, "wormhole", eager_cfg)
+    with MemoDatabase(db) as d:
+        eager_records = set(d.load(scope)) - before
+
+    assert lazy.stats["memo_keys_deferred"] > 0 and eager.stats["memo_keys_deferred"] == 0
+    assert eager.stats["memo_hits"] == 0 and lazy.stats["memo_inserts"] > 0
+    assert lazy.events == eager.events
+    assert (lazy.flows["fct_ns"] == eager.flows["fct_ns"]).all()
+    assert lazy_records == eager_records

@@ -41,6 +41,7 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_events_saved"] = s.memoEventsSaved;
     d["memo_backlog_bytes"] = s.memoBacklogBytes;
     d["skips_to_known_start"] = s.skipsToKnownStart;
+    d["memo_keys_deferred"] = s.memoKeysDeferred;
     // Why not faster (docs/why-not.md): unskipped patterns by reason, memo
     // misses by reason, partition sizes.
     py::dict noSkip;

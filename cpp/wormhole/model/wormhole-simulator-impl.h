@@ -85,6 +85,7 @@ struct WormholeKernelStats
     int64_t memoTimeSavedNs = 0;  ///< simulated time of transients skipped by memo hits
     uint64_t memoEventsSaved = 0; ///< events those transients took when they were recorded
     uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
+    uint64_t memoKeysDeferred = 0; ///< lookups not made because the store was empty (docs/why-not.md)
     // Why not faster: each contention pattern of a partition (from one change
     // to the next) that ended without a skip, by its reason, and the
     // simulated time it lasted (summed over partitions).
@@ -264,6 +265,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         double closestMismatch = std::numeric_limits<double>::infinity();
         uint32_t peakFlows = 0; ///< most flows (and links) the partition ever held
         uint32_t peakLinks = 0;
+        // Back-off: a pattern that formed while the memo store was empty is
+        // recorded without its key; the key is built from these views only
+        // if the pattern is stored (wormhole-back-off.cc).
+        bool memoKeyDeferred = false;
+        std::vector<wormhole::MemoFlowView> memoViewsAtFormation;
     };
 
     struct TrackedEvent
@@ -417,6 +423,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     }
     /// Partition sizes, and the patterns still open (unskipped so far), into `s`.
     void AddPartitionStats(WormholeKernelStats& s) const;
+    // ---- back-off when nothing can be skipped (wormhole-back-off.cc) ----
+    /// At a pattern's formation: with nothing in the memo store no lookup
+    /// can hit, so the pattern is recorded as a miss without building its
+    /// key (true: done, no lookup to make).
+    bool DeferMemoKey(uint32_t partition);
+    /// Before a pending pattern is stored: build the key it was recorded without.
+    void MaterializeMemoKey(uint32_t partition);
     /// A memo lookup found nothing to apply: books why.
     void NoteMemoMiss(const wormhole::MemoMatch& match, const wormhole::MemoKey& key);
     uint64_t m_maxAlive = 0;
