@@ -3,6 +3,7 @@ side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
     python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--json OUT]
+    valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
 
@@ -20,6 +21,9 @@ Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
 (events, FCTs) are identical from round to round, so accuracy is reported once.
 The machine is shared: read the event ratio beside the wall ratio.
+``--only KERNEL`` runs each scenario once under that kernel and prints its
+wall time and events: for profilers (callgrind counts instructions, which load
+does not change).
 """
 
 from __future__ import annotations
@@ -160,9 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per kernel (default 5)")
     parser.add_argument("--mb", type=int, default=64, help="permutation flow size in MB (default 64)")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
+    parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
+                        help="run each scenario once under this kernel only (for profilers)")
     args = parser.parse_args(argv)
     fabric = FabricConfig()
     cfg = WormholeConfig()
+    if args.only:
+        for name in args.scenario:
+            topo, flows = SCENARIOS[name](args.mb)
+            res = run_flows(topo, flows, fabric, args.only, cfg)
+            print(f"{name} {args.only}: wall {res.wall_s:.3f} s, {res.events:,} events")
+        return 0
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
           f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel")
     print(f"{'scenario':<10}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
