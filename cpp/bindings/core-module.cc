@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <cmath>
 
 namespace py = pybind11;
 
@@ -40,6 +41,41 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_events_saved"] = s.memoEventsSaved;
     d["memo_backlog_bytes"] = s.memoBacklogBytes;
     d["skips_to_known_start"] = s.skipsToKnownStart;
+    d["memo_keys_deferred"] = s.memoKeysDeferred;
+    // Why not faster (docs/why-not.md): unskipped patterns by reason, memo
+    // misses by reason, partition sizes.
+    py::dict noSkip;
+    for (size_t i = 0; i < ns3::kNoSkipReasons; ++i)
+    {
+        noSkip[ns3::NoSkipName(static_cast<ns3::NoSkip>(i))] =
+            py::dict(py::arg("partitions") = s.noSkipPartitions[i], py::arg("time_ns") = s.noSkipTimeNs[i]);
+    }
+    d["no_skip"] = noSkip;
+    if (std::isfinite(s.neverSteadySpread))
+    {
+        d["never_steady_closest"] = py::dict(py::arg("spread_over_theta") = s.neverSteadySpread,
+                                             py::arg("mismatch_over_theta") = s.neverSteadyMismatch);
+    }
+    else
+    {
+        d["never_steady_closest"] = py::none();
+    }
+    py::dict misses;
+    for (size_t i = 0; i < ns3::kMemoMissReasons; ++i)
+    {
+        misses[ns3::MemoMissName(static_cast<ns3::MemoMiss>(i))] = s.memoMissReasons[i];
+    }
+    d["memo_miss_reasons"] = misses;
+    d["partitions_created"] = s.partitionsCreated;
+    d["partitions_max_alive"] = s.partitionsMaxAlive;
+    d["partition_largest_flows"] = s.partitionLargestFlows;
+    d["partition_largest_links"] = s.partitionLargestLinks;
+    size_t bins = s.partitionFlowsLog2.size();
+    while (bins > 0 && s.partitionFlowsLog2[bins - 1] == 0)
+    {
+        --bins;
+    }
+    d["partition_flows_log2"] = std::vector<uint64_t>(s.partitionFlowsLog2.begin(), s.partitionFlowsLog2.begin() + bins);
     return d;
 }
 } // namespace

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import __version__
 from . import cli_workflow as workflow
+from .why_not import partition_summary, why_not_summary
 
 DESCRIPTION = """\
 ns3-wormhole: packet-level ns-3 simulation of RoCEv2 fabrics (PFC, ECN, DCQCN)
@@ -331,6 +332,8 @@ def _run_summary(d: dict, label: str) -> list[str]:
     ]
     if d["kernel"] == "wormhole":
         out.append(f"fast-fwd   {st.get('fast_forwards', 0):,} fast-forwards, {_fmt_ns(st.get('time_skipped_ns', 0))} skipped (sum over partitions)")
+        out.append(f"           {partition_summary(st)}")
+        out.append(f"           {why_not_summary(st)}")
     if d["iteration_times_ns"]:
         out.append("iterations " + ", ".join(_fmt_ns(x) for x in d["iteration_times_ns"]))
     return out
@@ -380,6 +383,8 @@ def _compare_summary(d: dict, label: str) -> list[str]:
     out.append(row("makespan", _fmt_ns(b["makespan_ns"] or None), _fmt_ns(w["makespan_ns"] or None)))
     out.append(row("flows done", f"{b['flows_completed']}/{d['flows']}", f"{w['flows_completed']}/{d['flows']}"))
     out.append(row("fast-forwards", "", f"{w['stats'].get('fast_forwards', 0):,}"))
+    out.append(f"wormhole {partition_summary(w['stats'])}")
+    out.append(f"wormhole {why_not_summary(w['stats'])}")
     out.append("")
     runs = f" (median of {d['repeat']['runs']} runs per kernel)" if "repeat" in d else ""
     out.append(f"speedup {d['speedup']:.2f}x{runs}   event ratio {d['event_ratio']:.2f}x")

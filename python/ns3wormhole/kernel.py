@@ -52,9 +52,11 @@ def use_baseline() -> None:
     _bind(BASELINE_TYPE)
 
 
-def kernel_stats() -> dict[str, int]:
+def kernel_stats() -> dict[str, Any]:
     """Counters of the most recent Wormhole kernel in this process (events
-    executed, fast-forwards, time skipped, partitions, memo hits/misses)."""
+    executed, fast-forwards, time skipped, partitions, memo hits/misses), and
+    why it did not skip more: ``no_skip``, ``memo_miss_reasons`` (dicts),
+    partition sizes (docs/why-not.md)."""
     from . import _core
 
     return dict(_core.kernel_stats())

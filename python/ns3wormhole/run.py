@@ -9,7 +9,7 @@ import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
-from typing import Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 
@@ -129,7 +129,7 @@ class RunResult:
     queues: np.ndarray  # time_ns, link, node, bytes
     rates: np.ndarray  # time_ns, flow, rate_bps (CC rate), delivered_bytes
     counters: dict[str, int]
-    stats: dict[str, int]
+    stats: dict[str, Any]  # counters (int); why-not and partition tables (dict, list): README "JSON"
     flow_time_skipped_ns: dict[int, int] = field(default_factory=dict)
     kernel_credited_bytes: dict[int, int] = field(default_factory=dict)  # as the model took them
     paths: list[list[int]] = field(default_factory=list)

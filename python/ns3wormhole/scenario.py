@@ -439,7 +439,7 @@ def run_as_dict(result: RunResult | WorkloadResult, scenario: Scenario | None = 
         makespan_ns=net.makespan_ns,
         iteration_times_ns=[int(x) for x in result.iteration_times_ns] if is_wl else [],
         finished=bool(result.finished) if is_wl else bool(done.all()),
-        stats={k: int(v) for k, v in net.stats.items()},
+        stats=plain_stats(net.stats),
         counters={k: int(v) for k, v in net.counters.items()},
         stalled_flows=[int(x) for x in net.stalled],
         flows=_flow_records(net, node_of_flow(result) if is_wl else None),
@@ -544,6 +544,24 @@ class ScenarioComparison(Comparison):
         return out
 
 
+def plain_stats(stats: dict) -> dict:
+    """Kernel statistics as JSON values: counters as ints, nested tables
+    (``no_skip``, ``memo_miss_reasons``, ...) kept as dicts and lists."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, float) or (hasattr(v, "dtype") and v.dtype.kind == "f"):
+            return float(v)
+        return int(v)
+
+    return {k: plain(v) for k, v in stats.items()}
+
+
 def _kernel_dict(r: RunResult, wl: WorkloadResult | None, stats: bool) -> dict:
     d: dict[str, Any] = {
         "wall_s": r.wall_s,
@@ -555,7 +573,7 @@ def _kernel_dict(r: RunResult, wl: WorkloadResult | None, stats: bool) -> dict:
         "iteration_times_ns": [int(x) for x in wl.iteration_times_ns] if wl is not None else [],
     }
     if stats:
-        d["stats"] = {k: int(v) for k, v in r.stats.items()}
+        d["stats"] = plain_stats(r.stats)
     d["counters"] = {k: int(v) for k, v in r.counters.items()}
     return d
 

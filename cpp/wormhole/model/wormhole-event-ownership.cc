@@ -19,22 +19,12 @@ NS_LOG_COMPONENT_DEFINE("WormholeEventOwnership");
 using wormhole::FlowSeam;
 using wormhole::PartitionTracker;
 
-bool
-WormholeSimulatorImpl::IsPending(const TrackedEvent& e) const
-{
-    // Events are tracked without a reference: one still due is still held
-    // by the scheduler (Remove() is recorded in m_removed), so its time alone
-    // says whether the entry is live.
-    return e.ts > m_currentTs || (e.ts == m_currentTs && e.uid > m_currentUid);
-}
-
 void
-WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context)
+WormholeSimulatorImpl::TrackSlow(uint32_t owner)
 {
     if (owner >= m_linkEvents.size())
     {
         m_linkEvents.resize(owner + 1);
-        m_compactAt.resize(owner + 1, 16);
         m_linkScheduled.resize(owner + 1, 0);
     }
     // Something outside a skipped partition reached one of its links: bring
@@ -47,21 +37,16 @@ WormholeSimulatorImpl::Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint3
             SkipBack(partition);
         }
     }
-    ++m_linkScheduled[owner];
-    auto& events = m_linkEvents[owner];
-    events.push_back({impl, ts, uid, context});
-    if (events.size() >= m_compactAt[owner])
-    {
-        CompactLink(owner);
-    }
 }
 
 void
 WormholeSimulatorImpl::CompactLink(uint32_t link)
 {
-    auto& events = m_linkEvents[link];
-    std::erase_if(events, [this](const TrackedEvent& e) { return !IsPending(e); });
-    m_compactAt[link] = std::max<size_t>(16, 2 * events.size());
+    LinkIndex& index = m_linkEvents[link];
+    std::erase_if(index.events, [this](const TrackedEvent& e) { return !IsPending(e); });
+    // Scan again once 3x as many entries were added as are live: each
+    // append pays for 4/3 liveness checks (2 with a 2x threshold).
+    index.compactAt = std::max<size_t>(16, 4 * index.events.size());
 }
 
 void
@@ -72,7 +57,8 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
         return;
     }
     CompactLink(link);
-    for (TrackedEvent& e : m_linkEvents[link])
+    auto& events = m_linkEvents[link].events;
+    for (TrackedEvent& e : events)
     {
         if (dt < 0 && static_cast<int64_t>(e.ts) + dt < static_cast<int64_t>(m_currentTs))
         {
@@ -96,12 +82,16 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
         m_shifted[e.uid] = e.ts;
     }
     // Entries of removed events were skipped above: drop them too.
-    std::erase_if(m_linkEvents[link], [](const TrackedEvent& e) { return e.impl == nullptr; });
+    std::erase_if(events, [](const TrackedEvent& e) { return e.impl == nullptr; });
 }
 
 void
 WormholeSimulatorImpl::ShiftPartition(uint32_t partition, int64_t dt)
 {
+    if (dt > 0)
+    {
+        StateOf(partition).episodeSkipped = true; // for why-not: this pattern was skipped
+    }
     for (uint32_t link : m_partitions.Get(partition).links)
     {
         ShiftLinkEvents(link, dt);

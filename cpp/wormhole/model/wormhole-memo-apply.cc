@@ -45,6 +45,10 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     {
         return;
     }
+    if (DeferMemoKey(partition)) // back-off: an empty store cannot hit
+    {
+        return;
+    }
     const std::vector<wormhole::MemoFlowView> views = MemoViews(partition);
     wormhole::MemoKey key = wormhole::BuildMemoKey(views, m_memoRateQuantum, *FlowSeam::creditor);
     wormhole::MemoMatch match(views,
@@ -66,6 +70,7 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     {
         return;
     }
+    NoteMemoMiss(match, key); // why-not
     MemoStartRecording(partition, std::move(key));
 }
 

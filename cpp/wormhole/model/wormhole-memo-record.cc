@@ -89,6 +89,7 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
                                   int32_t completes,
                                   const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf)
 {
+    MaterializeMemoKey(partition); // back-off: a key deferred at formation
     PartitionState& st = StateOf(partition);
     st.memoPending = false;
     if (st.fcgFlows != m_partitions.Get(partition).flows)

@@ -34,6 +34,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     // not affect them (a flow alone at line rate next to a newcomer's ACKs)
     // costs only a short settling; one that does shows in their samples.
     // R-hat is measured afresh from now.
+    OpenEpisode(partition); // why-not: the pattern changed
     PartitionState& st = StateOf(partition);
     st.locked = false;
     st.retryAfter = 0;
@@ -111,6 +112,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
     }
     for (uint32_t p : m_partitions.PartitionsOfLinks(links))
     {
+        CloseEpisode(p); // why-not: its pattern ends here
         if (IsSkipping(p))
         {
             SkipBack(p);
@@ -148,6 +150,7 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     {
         return;
     }
+    CloseEpisode(partition); // why-not: its pattern ends here
     if (IsSkipping(partition))
     {
         SkipBack(partition);

@@ -235,12 +235,6 @@ WormholeSimulatorImpl::GetSystemId() const
     return 0;
 }
 
-bool
-WormholeSimulatorImpl::IsMainThread() const
-{
-    return std::this_thread::get_id() == m_mainThreadId;
-}
-
 void
 WormholeSimulatorImpl::ProcessOneEvent()
 {
@@ -324,7 +318,7 @@ WormholeSimulatorImpl::Stop(const Time& delay)
 }
 #endif
 
-EventId
+uint32_t
 WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
 {
     Scheduler::Event ev;
@@ -340,7 +334,7 @@ WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
         Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
     }
     m_events->Insert(ev);
-    return EventId(event, ev.key.m_ts, ev.key.m_context, ev.key.m_uid);
+    return ev.key.m_uid;
 }
 
 EventId
@@ -349,8 +343,9 @@ WormholeSimulatorImpl::Schedule(const Time& delay, EventImpl* event)
     NS_LOG_FUNCTION(this << delay.GetTimeStep() << event);
     NS_ASSERT_MSG(IsMainThread(), "Simulator::Schedule Thread-unsafe invocation!");
     NS_ASSERT_MSG(delay.IsPositive(), "WormholeSimulatorImpl::Schedule(): Negative delay");
-    Time tAbsolute = delay + TimeStep(m_currentTs);
-    return Insert(event, static_cast<uint64_t>(tAbsolute.GetTimeStep()), GetContext());
+    const auto ts = static_cast<uint64_t>((delay + TimeStep(m_currentTs)).GetTimeStep());
+    const uint32_t uid = Insert(event, ts, m_currentContext);
+    return EventId(event, ts, m_currentContext, uid);
 }
 
 void
@@ -374,7 +369,8 @@ EventId
 WormholeSimulatorImpl::ScheduleNow(EventImpl* event)
 {
     NS_ASSERT_MSG(IsMainThread(), "Simulator::ScheduleNow Thread-unsafe invocation!");
-    return Insert(event, m_currentTs, GetContext());
+    const uint32_t uid = Insert(event, m_currentTs, m_currentContext);
+    return EventId(event, m_currentTs, m_currentContext, uid);
 }
 
 EventId
@@ -507,6 +503,7 @@ WormholeSimulatorImpl::GetStats() const
     s.partitionsFormed = counters.formed;
     s.partitionsMerged = counters.merged;
     s.partitionsSplit = counters.split;
+    AddPartitionStats(s);
     return s;
 }
 

@@ -18,9 +18,12 @@
 #include "ns3/scheduler.h"
 #include "ns3/simulator-impl.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <deque>
+#include <limits>
 #include <list>
 #include <mutex>
 #include <thread>
@@ -32,6 +35,34 @@
 
 namespace ns3
 {
+
+/// Why a partition's contention pattern ended without a skip (the last
+/// reason that held it back; docs/why-not.md).
+enum class NoSkip : uint8_t
+{
+    kShort,             ///< a flow never filled a steady window
+    kNeverSteady,       ///< windows full, but some flow's rate spread or send/deliver mismatch >= theta
+    kNotWorkConserving, ///< steady-looking, but a flow neither at line rate nor on a full link
+    kNearCompletion,    ///< a completion (less its margin) closer than MinSkip
+    kKnownJoin,         ///< a known flow start closer than MinSkip
+    kDriftLimited,      ///< extrapolated as far as MaxExtrapolation allows
+    kSilent,            ///< a flow delivered nothing for a while (paused, blocked)
+    kCount
+};
+/// Why a memo lookup did not skip a pattern's transient.
+enum class MemoMiss : uint8_t
+{
+    kNoRecord,    ///< no isomorphic record (or the isomorphism search gave up)
+    kUnconfirmed, ///< fewer occurrences of the pattern than MemoConfirmations
+    kDisagree,    ///< enough occurrences, but they disagree by more than MemoAgreement
+    kDoesNotFit,  ///< agreeing records, but the flows have too little left for them
+    kRefused,     ///< a confirmed hit not taken: a known join inside it, or shorter than MinSkip
+    kCount
+};
+constexpr size_t kNoSkipReasons = static_cast<size_t>(NoSkip::kCount);
+constexpr size_t kMemoMissReasons = static_cast<size_t>(MemoMiss::kCount);
+const char* NoSkipName(NoSkip reason);
+const char* MemoMissName(MemoMiss reason);
 
 /// Counters of one kernel instance; kept after Simulator::Destroy() so that
 /// callers (the Python layer) can read them once a run is over.
@@ -54,6 +85,24 @@ struct WormholeKernelStats
     int64_t memoTimeSavedNs = 0;  ///< simulated time of transients skipped by memo hits
     uint64_t memoEventsSaved = 0; ///< events those transients took when they were recorded
     uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
+    uint64_t memoKeysDeferred = 0; ///< lookups not made because the store was empty (docs/why-not.md)
+    // Why not faster: each contention pattern of a partition (from one change
+    // to the next) that ended without a skip, by its reason, and the
+    // simulated time it lasted (summed over partitions).
+    std::array<uint64_t, kNoSkipReasons> noSkipPartitions{};
+    std::array<int64_t, kNoSkipReasons> noSkipTimeNs{};
+    /// Of never-steady patterns, the unsteady sample that came closest to
+    /// steady (the smallest larger-of-the-two): its window spread and mean
+    /// send/deliver mismatch over theta (inf: none).
+    double neverSteadySpread = std::numeric_limits<double>::infinity();
+    double neverSteadyMismatch = std::numeric_limits<double>::infinity();
+    std::array<uint64_t, kMemoMissReasons> memoMissReasons{}; ///< sums to memoMisses
+    // Partition sizes: every partition the run created, by the most flows it held.
+    uint64_t partitionsCreated = 0;
+    uint64_t partitionsMaxAlive = 0;
+    uint64_t partitionLargestFlows = 0;
+    uint64_t partitionLargestLinks = 0;
+    std::array<uint64_t, 32> partitionFlowsLog2{}; ///< [k]: peak flows in [2^k, 2^(k+1))
 };
 
 class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
@@ -120,9 +169,15 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void Publish() const;
     /// Moves events scheduled from other threads into the queue.
     void ProcessEventsWithContext();
-    /// Inserts an event at absolute time `ts` and returns its id.
-    EventId Insert(EventImpl* event, uint64_t ts, uint32_t context);
-    bool IsMainThread() const;
+    /// Inserts an event at absolute time `ts` and returns its uid (an
+    /// EventId is built only where the caller wants one: most events come
+    /// through ScheduleWithContext, which returns none).
+    uint32_t Insert(EventImpl* event, uint64_t ts, uint32_t context);
+
+    bool IsMainThread() const
+    {
+        return std::this_thread::get_id() == m_mainThreadId;
+    }
 
     struct EventWithContext
     {
@@ -173,6 +228,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
+        bool judged = false; ///< its window was judged since the pattern last changed
     };
 
     struct PartitionState
@@ -195,6 +251,25 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t formedAt = 0;
         uint64_t eventsAtFormation = 0;
         std::vector<std::pair<uint32_t, double>> creditRates; ///< (flow, bps) of the current skip
+        // Why not skipped: the current pattern (an "episode", from the
+        // partition's last change to its next) and what held it back.
+        bool episodeOpen = false;
+        bool episodeSkipped = false;
+        uint64_t episodeStart = 0;
+        NoSkip why = NoSkip::kShort; ///< what holds it back now (kShort: no window judged yet)
+        uint64_t whySince = 0;       ///< since when
+        std::array<int64_t, kNoSkipReasons> episodeTime{}; ///< time held back so far, by reason
+        uint32_t judgedFlows = 0;    ///< flows whose windows were judged in this episode
+        /// The unsteady sample that came closest to steady: its spread and mismatch over theta.
+        double closestSpread = std::numeric_limits<double>::infinity();
+        double closestMismatch = std::numeric_limits<double>::infinity();
+        uint32_t peakFlows = 0; ///< most flows (and links) the partition ever held
+        uint32_t peakLinks = 0;
+        // Back-off: a pattern that formed while the memo store was empty is
+        // recorded without its key; the key is built from these views only
+        // if the pattern is stored (wormhole-back-off.cc).
+        bool memoKeyDeferred = false;
+        std::vector<wormhole::MemoFlowView> memoViewsAtFormation;
     };
 
     struct TrackedEvent
@@ -205,8 +280,40 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t context;
     };
 
-    bool IsPending(const TrackedEvent& e) const;
-    void Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context);
+    /// Pending events owned by one link, and when to drop the expired ones.
+    struct LinkIndex
+    {
+        std::vector<TrackedEvent> events;
+        size_t compactAt = 16;
+    };
+
+    bool IsPending(const TrackedEvent& e) const
+    {
+        // Events are tracked without a reference: one still due is still
+        // held by the scheduler (Remove() is recorded in m_removed), so its
+        // time alone says whether the entry is live.
+        return e.ts > m_currentTs || (e.ts == m_currentTs && e.uid > m_currentUid);
+    }
+
+    /// Indexes an event under the link that owns it. Runs for every event a
+    /// tracked link schedules, so it is inline and the common case is one
+    /// append; the rest is out of line (wormhole-event-ownership.cc).
+    void Track(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context)
+    {
+        if (owner >= m_linkEvents.size() || m_activeSkips > 0) [[unlikely]]
+        {
+            TrackSlow(owner);
+        }
+        ++m_linkScheduled[owner];
+        LinkIndex& index = m_linkEvents[owner];
+        index.events.push_back({impl, ts, uid, context});
+        if (index.events.size() >= index.compactAt) [[unlikely]]
+        {
+            CompactLink(owner);
+        }
+    }
+    /// Track's rare cases: a link seen for the first time, or one of a skipping partition.
+    void TrackSlow(uint32_t owner);
     void CompactLink(uint32_t link);
     void ShiftLinkEvents(uint32_t link, int64_t dt);
     void ShiftPartition(uint32_t partition, int64_t dt);
@@ -277,6 +384,60 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                                        const std::vector<uint32_t>& map,
                                        int64_t skip);
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
+
+    // ---- why not faster (wormhole-why-not.cc) ----
+    /// The partition's pattern changed: close its episode, open a new one.
+    void OpenEpisode(uint32_t partition);
+    /// Books the partition's episode under its reason if it ended unskipped.
+    void CloseEpisode(uint32_t partition);
+    /// A skip attempt was refused for `reason`.
+    void NoteNoSkip(uint32_t partition, NoSkip reason)
+    {
+        SetWhy(StateOf(partition), reason);
+    }
+    /// From now on `reason` holds the partition back: the time since the
+    /// last change of reason goes to the previous one.
+    void SetWhy(PartitionState& st, NoSkip reason)
+    {
+        if (reason != st.why)
+        {
+            st.episodeTime[static_cast<size_t>(st.why)] += static_cast<int64_t>(m_currentTs - st.whySince);
+            st.why = reason;
+            st.whySince = m_currentTs;
+        }
+    }
+    /// A flow's full window was judged (steady or not, by how much).
+    void NoteSteadiness(PartitionState& st, FlowState& fs, bool steady, double spread, double mismatch)
+    {
+        if (!fs.judged)
+        {
+            fs.judged = true;
+            ++st.judgedFlows;
+        }
+        if (!steady)
+        {
+            SetWhy(st, NoSkip::kNeverSteady);
+            // The unsteady sample nearest to steady: the smallest of the
+            // larger of its two measures.
+            if (std::max(spread, mismatch) < m_theta * std::max(st.closestSpread, st.closestMismatch))
+            {
+                st.closestSpread = spread / m_theta;
+                st.closestMismatch = mismatch / m_theta;
+            }
+        }
+    }
+    /// Partition sizes, and the patterns still open (unskipped so far), into `s`.
+    void AddPartitionStats(WormholeKernelStats& s) const;
+    // ---- back-off when nothing can be skipped (wormhole-back-off.cc) ----
+    /// At a pattern's formation: with nothing in the memo store no lookup
+    /// can hit, so the pattern is recorded as a miss without building its
+    /// key (true: done, no lookup to make).
+    bool DeferMemoKey(uint32_t partition);
+    /// Before a pending pattern is stored: build the key it was recorded without.
+    void MaterializeMemoKey(uint32_t partition);
+    /// A memo lookup found nothing to apply: books why.
+    void NoteMemoMiss(const wormhole::MemoMatch& match, const wormhole::MemoKey& key);
+    uint64_t m_maxAlive = 0;
     uint64_t RealTs(const EventId& id) const;
 
     bool m_fastForward;
@@ -302,8 +463,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double UntilKnownJoin(uint32_t partition, double horizonNs) const;
     std::unordered_map<uint32_t, FlowState> m_flows;
     std::vector<PartitionState> m_partitionState;
-    std::vector<std::vector<TrackedEvent>> m_linkEvents;
-    std::vector<size_t> m_compactAt;
+    std::vector<LinkIndex> m_linkEvents;
     std::vector<uint64_t> m_linkScheduled; ///< events scheduled per link, for memo statistics
     std::unordered_map<uint32_t, uint64_t> m_shifted; ///< uid -> ts of moved, not yet run events
     std::unordered_set<uint32_t> m_removed;           ///< uids of tracked events Remove()d

@@ -118,6 +118,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         // stale window: not steady in any useful sense.
         if (m_currentTs - fs.window.Newest().timeNs > static_cast<uint64_t>(minSkip))
         {
+            NoteNoSkip(partition, NoSkip::kSilent);
             return;
         }
         // R-hat: payload delivered since the anchor (credit included) over
@@ -133,6 +134,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         spread = std::max(spread, SpreadSinceAnchor(fs));
         if (rate <= 0)
         {
+            NoteNoSkip(partition, NoSkip::kSilent);
             st.locked = true;
             return;
         }
@@ -193,6 +195,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     {
         if (driftLimited)
         {
+            NoteNoSkip(partition, untilDrift > 0 ? NoSkip::kDriftLimited : NoSkip::kNotWorkConserving);
             // Still ramping, or extrapolated far enough for now: look again
             // after more time simulated packet by packet.
             const auto& w = m_flows[flows.front()].window;
@@ -201,6 +204,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         }
         else
         {
+            NoteNoSkip(partition, joinLimited ? NoSkip::kKnownJoin : NoSkip::kNearCompletion);
             // Too close to a completion to be worth it; wait for the change.
             st.locked = true;
         }

@@ -102,6 +102,7 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     // not: the link delivers its capacity while the cycle's mean rate is far
     // lower (docs/fast-forward.md).
     const bool steady = fs.window.Spread() < m_theta && fs.window.MeanMismatch() <= m_theta;
+    NoteSteadiness(st, fs, steady, fs.window.Spread(), fs.window.MeanMismatch()); // why-not
     if (steady != fs.steady)
     {
         fs.steady = steady;

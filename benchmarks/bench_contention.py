@@ -1,0 +1,196 @@
+"""Where flows contend (issue #12): Wormhole against ns-3's default kernel,
+side by side in one process, on the scenarios that today gain little or
+nothing, with the kernel's own account of why.
+
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--json OUT]
+    valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
+
+Scenarios:
+
+  shortmix   400 short flows (40 KB - 1 MB, log-uniform), random host pairs,
+             Poisson arrivals (mean gap 4 us, ~45% of the hosts' capacity) on a
+             16-host leaf-spine (4 leaves x 4 hosts, 2 spines, 100G/400G, 1 us):
+             nothing can be skipped, so Wormhole should cost nothing.
+  fattree4   random permutation of --mb MB flows on a k=4 fat-tree (16 hosts, ECMP).
+  fattree8   the same on a k=8 fat-tree (128 hosts): long, run it with nice.
+  oversub    random permutation of --mb MB flows on a 2:1 oversubscribed
+             leaf-spine (4 leaves x 4 hosts at 100G, 2 spines at 100G).
+  incast256  8-to-1 DCQCN incast of 256 MB flows, default (probabilistic) marking.
+
+Each scenario runs --rounds times, baseline and Wormhole alternating (so load
+on the machine hits both alike); walls are medians over the rounds. Results
+(events, FCTs) are identical from round to round, so accuracy is reported once.
+The machine is shared: read the event ratio beside the wall ratio.
+``--only KERNEL`` runs each scenario once under that kernel and prints its
+wall time and events: for profilers (callgrind counts instructions, which load
+does not change).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ns3wormhole.compare import Comparison
+from ns3wormhole.fabric import FabricConfig
+from ns3wormhole.flows import FlowSet, incast, permutation
+from ns3wormhole.run import RunResult, WormholeConfig, run_flows
+from ns3wormhole.topology import Topology, fat_tree, leaf_spine, star
+from ns3wormhole.why_not import partition_summary, why_not_summary
+
+MB = 1_000_000
+
+
+def shortmix(seed: int = 1, n: int = 400, mean_gap_ns: float = 4000.0) -> tuple[Topology, FlowSet]:
+    """``n`` flows of 40 KB - 1 MB (log-uniform) between random distinct host
+    pairs of a 16-host leaf-spine, starting as a Poisson process."""
+    topo = leaf_spine(4, 2, 4, "100Gbps", "400Gbps", "1us")
+    rng = np.random.default_rng(seed)
+    hosts = topo.hosts()
+    src = rng.integers(0, hosts.size, n)
+    dst = (src + rng.integers(1, hosts.size, n)) % hosts.size  # any host but the sender
+    size = np.exp(rng.uniform(np.log(40_000), np.log(1_000_000), n)).astype(np.int64)
+    start = np.cumsum(rng.exponential(mean_gap_ns, n)).astype(np.int64)
+    return topo, FlowSet.from_lists(hosts[src].tolist(), hosts[dst].tolist(), size.tolist(), start.tolist())
+
+
+def fattree4(mb: int) -> tuple[Topology, FlowSet]:
+    topo = fat_tree(4, "100Gbps", "1us")
+    return topo, permutation(topo.hosts(), mb * MB, seed=1)
+
+
+def fattree8(mb: int) -> tuple[Topology, FlowSet]:
+    topo = fat_tree(8, "100Gbps", "1us")
+    return topo, permutation(topo.hosts(), mb * MB, seed=1)
+
+
+def oversub(mb: int) -> tuple[Topology, FlowSet]:
+    topo = leaf_spine(4, 2, 4, "100Gbps", "100Gbps", "1us")  # 400G down, 200G up per leaf
+    return topo, permutation(topo.hosts(), mb * MB, seed=1)
+
+
+def incast256(_mb: int) -> tuple[Topology, FlowSet]:
+    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, 256 * MB)
+
+
+SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
+    "shortmix": lambda _mb: shortmix(),
+    "fattree4": fattree4,
+    "fattree8": fattree8,
+    "oversub": oversub,
+    "incast256": incast256,
+}
+DEFAULT = ["shortmix", "fattree4", "oversub", "incast256"]
+
+
+@dataclass
+class Row:
+    scenario: str
+    rounds: int
+    base_walls: list[float]
+    worm_walls: list[float]
+    cmp: Comparison
+
+    @property
+    def base_wall(self) -> float:
+        return statistics.median(self.base_walls)
+
+    @property
+    def worm_wall(self) -> float:
+        return statistics.median(self.worm_walls)
+
+    def as_dict(self) -> dict:
+        err = self.cmp.fct_error
+        st = self.cmp.wormhole.stats
+        return {
+            "scenario": self.scenario, "rounds": self.rounds,
+            "baseline_wall_s": self.base_walls, "wormhole_wall_s": self.worm_walls,
+            "baseline_wall_median_s": self.base_wall, "wormhole_wall_median_s": self.worm_wall,
+            "wall_ratio_worm_over_base": self.worm_wall / self.base_wall,
+            "baseline_events": self.cmp.baseline.events, "wormhole_events": self.cmp.wormhole.events,
+            "event_ratio": self.cmp.event_ratio,
+            "fct_error_mean": err.mean, "fct_error_max": err.max, "makespan_error": self.cmp.makespan_error,
+            "stats": st,
+        }
+
+
+def measure(name: str, topo: Topology, flows: FlowSet, rounds: int, fabric: FabricConfig,
+            cfg: WormholeConfig) -> Row:
+    base_walls: list[float] = []
+    worm_walls: list[float] = []
+    base: RunResult | None = None
+    worm: RunResult | None = None
+    for r in range(rounds):
+        # Alternate which kernel goes first, so a load change mid-round hits both.
+        order = ("baseline", "wormhole") if r % 2 == 0 else ("wormhole", "baseline")
+        for kernel in order:
+            res = run_flows(topo, flows, fabric, kernel, cfg, check=(base is None and worm is None))
+            if kernel == "baseline":
+                base_walls.append(res.wall_s)
+                base = base or res
+            else:
+                worm_walls.append(res.wall_s)
+                worm = worm or res
+    assert base is not None and worm is not None
+    return Row(name, rounds, base_walls, worm_walls, Comparison(base, worm))
+
+
+def print_row(row: Row) -> None:
+    cmp = row.cmp
+    err = cmp.fct_error
+    st = cmp.wormhole.stats
+    print(f"{row.scenario:<10}{len(cmp.baseline.flows):>6}{row.base_wall:>10.3f}s{row.worm_wall:>10.3f}s"
+          f"{row.worm_wall / row.base_wall:>10.3f}{row.base_wall / row.worm_wall:>9.2f}x"
+          f"{cmp.baseline.events:>13,}{cmp.wormhole.events:>12,}{cmp.event_ratio:>9.2f}x"
+          f"{st.get('fast_forwards', 0):>6}{100 * err.mean:>9.3f}%{100 * err.max:>8.3f}%"
+          f"{100 * cmp.makespan_error:>9.3f}%")
+    walls = " ".join(f"{b:.3f}/{w:.3f}" for b, w in zip(row.base_walls, row.worm_walls))
+    print(f"{'':<10}rounds (base/worm s): {walls}")
+    print(f"{'':<10}{partition_summary(st)}")
+    print(f"{'':<10}{why_not_summary(st)}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", nargs="+", default=DEFAULT, choices=sorted(SCENARIOS))
+    parser.add_argument("--rounds", type=int, default=5, help="alternating runs per kernel (default 5)")
+    parser.add_argument("--mb", type=int, default=64, help="permutation flow size in MB (default 64)")
+    parser.add_argument("--json", default=None, help="write the rows as JSON here")
+    parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
+                        help="run each scenario once under this kernel only (for profilers)")
+    args = parser.parse_args(argv)
+    fabric = FabricConfig()
+    cfg = WormholeConfig()
+    if args.only:
+        for name in args.scenario:
+            topo, flows = SCENARIOS[name](args.mb)
+            res = run_flows(topo, flows, fabric, args.only, cfg)
+            print(f"{name} {args.only}: wall {res.wall_s:.3f} s, {res.events:,} events")
+        return 0
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
+          f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel")
+    print(f"{'scenario':<10}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
+          f"{'base ev':>13}{'worm ev':>12}{'ev ratio':>10}{'ff':>6}{'fct mean':>10}{'max':>9}{'makespan':>10}")
+    rows = []
+    for name in args.scenario:
+        topo, flows = SCENARIOS[name](args.mb)
+        row = measure(name, topo, flows, args.rounds, fabric, cfg)
+        print_row(row)
+        sys.stdout.flush()
+        rows.append(row.as_dict())
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
