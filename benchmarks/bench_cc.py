@@ -6,6 +6,7 @@ per-flow FCT error (mean, max) against the default kernel.
     python benchmarks/bench_cc.py [--cc dcqcn hpcc timely dctcp]
                                   [--scenario incast8 fattree16 gpt-7b moe-8x7b gpt moe]
                                   [--mb 32] [--theta T] [--noise N] [--json OUT]
+    python benchmarks/bench_cc.py --shares [--cc ...] [--mb 32] [--slice-us 1000]
 
 Scenarios: ``incast8`` (8-to-1, 100G star, --mb MB flows), ``fattree16`` (random permutation
 of --mb MB flows on a k=4 fat-tree of 100G/1us links, seed 0), ``gpt-7b`` and ``moe-8x7b``
@@ -16,6 +17,13 @@ TP8-DP4-PP2 on 64 GPUs: the small GPT of bench_workload.py) and ``moe`` (the sam
 with one compute delay 1 ns longer, a flow scenario's with one flow starting 1 ns later (the
 k-th in turn), and prints how far that moves it (the reference's own spread, same columns).
 ``--json`` rewrites OUT after every row, so a long run keeps what it finished.
+
+``--shares`` runs no comparison: it asks whether each algorithm's incast8 is steady per flow
+in the reference itself. The default kernel's run is cut into consecutive slices (1 ms) while
+all eight flows are active; per slice, each flow's delivered rate. It prints, per algorithm,
+how unequal the shares are within a slice ((max - min) / mean, median over slices) and how
+far a flow's share moves from one slice to the next (largest |change| / mean rate, median
+and max over slices): what a skip extrapolating each flow's measured rate would get wrong.
 """
 
 from __future__ import annotations
@@ -66,6 +74,24 @@ def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig,
     }
 
 
+def _shares(cc: str, mb: int, slice_ns: int) -> dict:
+    topo, flows = scenarios.incast8(mb)
+    r = run.run_flows(topo, flows, FabricConfig(cc=cc, rate_sample_interval_ns=slice_ns // 20), "baseline")
+    edges = np.arange(slice_ns, int(r.flows["finish_ns"].min()) - slice_ns, slice_ns)
+    if edges.size < 3:
+        raise SystemExit(f"{cc}: fewer than 2 whole slices of {slice_ns} ns before the first completion: larger --mb")
+    acked = []
+    for f in r.flows["id"]:
+        s = r.rates[r.rates["flow"] == f]
+        acked.append(np.interp(edges, s["time_ns"], s["delivered_bytes"].astype(float)))
+    rates = np.diff(np.array(acked), axis=1) * 8 / slice_ns  # flows x slices, Gb/s
+    mean = rates.mean(axis=0)
+    change = np.abs(np.diff(rates, axis=1)).max(axis=0) / mean[1:]
+    return {"cc": cc, "slices": int(rates.shape[1]), "mean_gbps": float(mean.mean()),
+            "unequal_median": float(np.median((rates.max(axis=0) - rates.min(axis=0)) / mean)),
+            "change_median": float(np.median(change)), "change_max": float(change.max())}
+
+
 def _training(name: str):
     if name not in ("gpt", "moe"):
         work = preset(name)
@@ -90,7 +116,19 @@ def main(argv: list[str] | None = None) -> int:
                    help="also run each baseline N times with one compute delay (training) or one flow "
                         "start (flows) 1 ns later")
     p.add_argument("--json", default=None)
+    p.add_argument("--shares", action="store_true",
+                   help="instead: how steady each algorithm's incast8 is per flow in the default kernel")
+    p.add_argument("--slice-us", type=int, default=1000, help="--shares: slice length, us")
     a = p.parse_args(argv)
+    if a.shares:
+        print(f"# incast8, {a.mb} MB flows, {a.slice_us} us slices of the default kernel's run")
+        print("| cc | slices | mean share | shares unequal (median) | slice-to-slice change: median | max |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for cc in a.cc:
+            s = _shares(cc, a.mb * 1_000_000, a.slice_us * 1000)
+            print(f"| {cc} | {s['slices']} | {s['mean_gbps']:.2f} Gb/s | {100 * s['unequal_median']:.0f}% "
+                  f"| {100 * s['change_median']:.0f}% | {100 * s['change_max']:.0f}% |", flush=True)
+        return 0
     wormhole = run.WormholeConfig() if a.theta is None else run.WormholeConfig(theta=a.theta)
     mb = 1_000_000
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} theta {wormhole.theta}, flows {a.mb} MB", flush=True)
