@@ -3,15 +3,27 @@
 (same fabric, same seed); prints wall times, speed-up, event ratio, fast-forwards and the
 per-flow FCT error (mean, max) against the default kernel.
 
-    python benchmarks/bench_cc.py [--cc dcqcn hpcc timely dctcp] [--scenario incast8 fattree16 gpt moe]
+    python benchmarks/bench_cc.py [--cc dcqcn hpcc timely dctcp]
+                                  [--scenario incast8 fattree16 gpt-7b moe-8x7b gpt moe]
                                   [--mb 32] [--theta T] [--noise N] [--json OUT]
+    python benchmarks/bench_cc.py --shares [--cc ...] [--mb 32] [--slice-us 1000]
 
 Scenarios: ``incast8`` (8-to-1, 100G star, --mb MB flows), ``fattree16`` (random permutation
-of --mb MB flows on a k=4 fat-tree of 100G/1us links, seed 0), ``gpt`` (GPT, 8 layers,
-hidden 2048, TP8-DP4-PP2 on a 64-GPU rail-optimized fabric, one iteration: the small GPT
-of bench_workload.py) and ``moe`` (the same model with 8 experts, top-2, EP8). ``--noise N``
-also re-runs the training steps' baseline N times with one compute delay 1 ns longer and
-prints how far that moves it (the reference's own spread, same columns).
+of --mb MB flows on a k=4 fat-tree of 100G/1us links, seed 0), ``gpt-7b`` and ``moe-8x7b``
+(the Table 1 presets, one iteration, on a rail-optimized fabric of 100G NICs and 400G links
+sized to them, as ``bench_workload.py --preset``), ``gpt`` (GPT, 8 layers, hidden 2048,
+TP8-DP4-PP2 on 64 GPUs: the small GPT of bench_workload.py) and ``moe`` (the same model with
+8 experts, top-2, EP8). ``--noise N`` also re-runs each baseline N times, a training step's
+with one compute delay 1 ns longer, a flow scenario's with one flow starting 1 ns later (the
+k-th in turn), and prints how far that moves it (the reference's own spread, same columns).
+``--json`` rewrites OUT after every row, so a long run keeps what it finished.
+
+``--shares`` runs no comparison: it asks whether each algorithm's incast8 is steady per flow
+in the reference itself. The default kernel's run is cut into consecutive slices (1 ms) while
+all eight flows are active; per slice, each flow's delivered rate. It prints, per algorithm,
+how unequal the shares are within a slice ((max - min) / mean, median over slices) and how
+far a flow's share moves from one slice to the next (largest |change| / mean rate, median
+and max over slices): what a skip extrapolating each flow's measured rate would get wrong.
 """
 
 from __future__ import annotations
@@ -23,19 +35,22 @@ import time
 import numpy as np
 
 from ns3wormhole import run, scenarios, topology
-from ns3wormhole.compare import compare_flows, workload_fct_errors, workload_noise
+from ns3wormhole.compare import baseline_noise, compare_flows, workload_fct_errors, workload_noise
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import permutation
 from ns3wormhole.workload.dag import build_dag
-from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, moe
+from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, moe, preset
 
-SCENARIOS = ("incast8", "fattree16", "gpt", "moe")
+SCENARIOS = ("incast8", "fattree16", "gpt-7b", "moe-8x7b", "gpt", "moe")
+DEFAULT_SCENARIOS = ("incast8", "fattree16", "gpt-7b", "moe-8x7b")
 
 
-def _flows_row(topo, flows, fabric: FabricConfig, wormhole: run.WormholeConfig) -> dict:
+def _flows_row(topo, flows, fabric: FabricConfig, wormhole: run.WormholeConfig, noise: int) -> dict:
     cmp = compare_flows(topo, flows, fabric, wormhole)
     b, w = cmp.baseline, cmp.wormhole
+    spread = baseline_noise(topo, flows, b, noise, fabric).as_dict() if noise else None
     return {
+        "baseline_noise": spread,
         "baseline_wall_s": b.wall_s, "wormhole_wall_s": w.wall_s, "baseline_events": b.events,
         "wormhole_events": w.events, "fast_forwards": w.stats["fast_forwards"],
         "fct_error_mean": cmp.fct_error.mean, "fct_error_max": cmp.fct_error.max,
@@ -59,7 +74,30 @@ def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig,
     }
 
 
-def _training(experts: int):
+def _shares(cc: str, mb: int, slice_ns: int) -> dict:
+    topo, flows = scenarios.incast8(mb)
+    r = run.run_flows(topo, flows, FabricConfig(cc=cc, rate_sample_interval_ns=slice_ns // 20), "baseline")
+    edges = np.arange(slice_ns, int(r.flows["finish_ns"].min()) - slice_ns, slice_ns)
+    if edges.size < 3:
+        raise SystemExit(f"{cc}: fewer than 2 whole slices of {slice_ns} ns before the first completion: larger --mb")
+    acked = []
+    for f in r.flows["id"]:
+        s = r.rates[r.rates["flow"] == f]
+        acked.append(np.interp(edges, s["time_ns"], s["delivered_bytes"].astype(float)))
+    rates = np.diff(np.array(acked), axis=1) * 8 / slice_ns  # flows x slices, Gb/s
+    mean = rates.mean(axis=0)
+    change = np.abs(np.diff(rates, axis=1)).max(axis=0) / mean[1:]
+    return {"cc": cc, "slices": int(rates.shape[1]), "mean_gbps": float(mean.mean()),
+            "unequal_median": float(np.median((rates.max(axis=0) - rates.min(axis=0)) / mean)),
+            "change_median": float(np.median(change)), "change_max": float(change.max())}
+
+
+def _training(name: str):
+    if name not in ("gpt", "moe"):
+        work = preset(name)
+        gpus = work.parallel.tp * work.parallel.dp * work.parallel.pp
+        return build_dag(work), topology.rail_optimized(gpus // 8, 8, "100Gbps", "400Gbps", "1us")
+    experts = 8 if name == "moe" else 0
     base = gpt("bench", num_layers=8, hidden=2048, heads=16, seq_len=2048, vocab=32000)
     if experts:
         work = Workload(model=moe(base, experts), parallel=ParallelSpec(tp=8, dp=4, pp=2, ep=8))
@@ -71,13 +109,26 @@ def _training(experts: int):
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cc", nargs="+", default=list(CC_NAMES), choices=CC_NAMES)
-    p.add_argument("--scenario", nargs="+", default=list(SCENARIOS), choices=SCENARIOS)
+    p.add_argument("--scenario", nargs="+", default=list(DEFAULT_SCENARIOS), choices=SCENARIOS)
     p.add_argument("--mb", type=int, default=32, help="flow size of incast8 and fattree16, MB")
     p.add_argument("--theta", type=float, default=None, help="Wormhole steadiness bound (default: the kernel's)")
     p.add_argument("--noise", type=int, default=0, metavar="N",
-                   help="training steps: also run the baseline N times with one compute delay 1 ns longer")
+                   help="also run each baseline N times with one compute delay (training) or one flow "
+                        "start (flows) 1 ns later")
     p.add_argument("--json", default=None)
+    p.add_argument("--shares", action="store_true",
+                   help="instead: how steady each algorithm's incast8 is per flow in the default kernel")
+    p.add_argument("--slice-us", type=int, default=1000, help="--shares: slice length, us")
     a = p.parse_args(argv)
+    if a.shares:
+        print(f"# incast8, {a.mb} MB flows, {a.slice_us} us slices of the default kernel's run")
+        print("| cc | slices | mean share | shares unequal (median) | slice-to-slice change: median | max |")
+        print("| --- | --- | --- | --- | --- | --- |")
+        for cc in a.cc:
+            s = _shares(cc, a.mb * 1_000_000, a.slice_us * 1000)
+            print(f"| {cc} | {s['slices']} | {s['mean_gbps']:.2f} Gb/s | {100 * s['unequal_median']:.0f}% "
+                  f"| {100 * s['change_median']:.0f}% | {100 * s['change_max']:.0f}% |", flush=True)
+        return 0
     wormhole = run.WormholeConfig() if a.theta is None else run.WormholeConfig(theta=a.theta)
     mb = 1_000_000
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} theta {wormhole.theta}, flows {a.mb} MB", flush=True)
@@ -89,12 +140,12 @@ def main(argv: list[str] | None = None) -> int:
         fabric = FabricConfig(cc=cc)
         for name in a.scenario:
             if name == "incast8":
-                row = _flows_row(*scenarios.incast8(a.mb * mb), fabric, wormhole)
+                row = _flows_row(*scenarios.incast8(a.mb * mb), fabric, wormhole, a.noise)
             elif name == "fattree16":
                 topo = topology.fat_tree(4, "100Gbps", "1us")
-                row = _flows_row(topo, permutation(range(16), a.mb * mb, seed=0), fabric, wormhole)
+                row = _flows_row(topo, permutation(range(16), a.mb * mb, seed=0), fabric, wormhole, a.noise)
             else:
-                row = _workload_row(*_training(8 if name == "moe" else 0), fabric, wormhole, a.noise)
+                row = _workload_row(*_training(name), fabric, wormhole, a.noise)
             row.update(cc=cc, scenario=name)
             rows.append(row)
             print(f"| {cc} | {name} | {row['baseline_wall_s']:.3f} s | {row['wormhole_wall_s']:.3f} s "
@@ -104,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
                   f"| {100 * row['makespan_error']:.3f}% |", flush=True)
             noise = row.get("baseline_noise")
             for k in range(len(noise["fct_mean"]) if noise else 0):
-                print(f"| (baseline, compute delay {k} 1 ns longer) | | | | | | | | | "
+                what = f"flow {k} starts" if name in ("incast8", "fattree16") else f"compute delay {k}"
+                print(f"| (baseline, {what} 1 ns later) | | | | | | | | | "
                       f"{100 * noise['fct_mean'][k]:.3f}% | {100 * noise['fct_max'][k]:.2f}% "
                       f"| {100 * noise['makespan'][k]:.3f}% |", flush=True)
-    if a.json:
-        with open(a.json, "w") as fh:
-            json.dump(rows, fh, indent=2)
+            if a.json:
+                with open(a.json, "w") as fh:
+                    json.dump(rows, fh, indent=2)
     return 0
 
 

@@ -364,7 +364,7 @@ RdmaNic::ReceiveAck(const RdmaPacket& p)
         qp.cc->OnCnp();
     }
     qp.cc->OnAck(p);
-    wormhole::FlowSeam::Progress(qp.id, qp.rate, qp.sndUna, qp.sndNxt);
+    const uint64_t sent = qp.sndNxt;
     if (p.kind == RdmaPacketKind::NACK)
     {
         qp.sndNxt = qp.sndUna; // go-back-N
@@ -374,6 +374,13 @@ RdmaNic::ReceiveAck(const RdmaPacket& p)
     {
         Kick(qp.port); // the window opened
     }
+    // Reported last: the kernel may skip the flow's partition from inside
+    // this call (a memo hit, a fast-forward), and what this ACK schedules
+    // (the send a window opening wakes) must exist by then to move with the
+    // partition. Scheduled after the skip instead, it was an outside event
+    // on a skipping link: the hit was undone at once, and the send, timed
+    // from the shifted port, stayed at the old skip end (docs/congestion-control.md).
+    wormhole::FlowSeam::Progress(qp.id, qp.rate, qp.sndUna, sent);
 }
 
 void
