@@ -115,6 +115,15 @@ def parse(blob: bytes) -> dict:
         f["cc"] = [get("d") for _ in range(get("I"))]
         f["backlog"] = [get("d") for _ in range(get("I"))]
         r["flows"].append(f)
+    r["course"] = []
+    for _ in range(get("I")):
+        c = {"at_ns": get("q"), "flows": []}
+        for _ in range(n):
+            f = {"bytes": get("d"), "in_flight": get("d")}
+            f["cc"] = [get("d") for _ in range(get("I"))]
+            f["backlog"] = [get("d") for _ in range(get("I"))]
+            c["flows"].append(f)
+        r["course"].append(c)
     assert pos == len(blob)
     return r
 
@@ -128,6 +137,13 @@ def pack(r: dict) -> bytes:
         out += struct.pack("<dd", f["bytes"], f["rate"])
         out += struct.pack("<I", len(f["cc"])) + b"".join(struct.pack("<d", x) for x in f["cc"])
         out += struct.pack("<I", len(f["backlog"])) + b"".join(struct.pack("<d", x) for x in f["backlog"])
+    out += struct.pack("<I", len(r["course"]))
+    for c in r["course"]:
+        out += struct.pack("<q", c["at_ns"])
+        for f in c["flows"]:
+            out += struct.pack("<dd", f["bytes"], f["in_flight"])
+            out += struct.pack("<I", len(f["cc"])) + b"".join(struct.pack("<d", x) for x in f["cc"])
+            out += struct.pack("<I", len(f["backlog"])) + b"".join(struct.pack("<d", x) for x in f["backlog"])
     return out
 
 
@@ -164,8 +180,33 @@ def corrupt_backlog_inf(r):
     r["flows"][0]["backlog"] = [math.inf] * max(1, len(r["flows"][0]["backlog"]))
 
 
+def corrupt_course_cc_nan(r):
+    r["course"][len(r["course"]) // 2]["flows"][0]["cc"][0] = math.nan
+
+
+def corrupt_course_bytes_fall(r):
+    # a flow's delivered bytes fall mid-way through the transient
+    mid = r["course"][len(r["course"]) // 2]["flows"][0]
+    mid["bytes"] = r["flows"][0]["bytes"] * 2
+
+
+def corrupt_course_out_of_order(r):
+    r["course"][1]["at_ns"], r["course"][2]["at_ns"] = r["course"][2]["at_ns"], r["course"][1]["at_ns"]
+
+
+def corrupt_course_dropped(r):
+    r["course"] = []
+
+
+def corrupt_course_queue_negative(r):
+    for c in r["course"]:
+        c["flows"][0]["backlog"] = [-1e6] * max(1, len(c["flows"][0]["backlog"]))
+
+
 CORRUPTIONS = [corrupt_rate_nan, corrupt_rate_inf, corrupt_rate_huge, corrupt_bytes_negative,
-               corrupt_one_second, corrupt_2_pow_62, corrupt_cc_nan, corrupt_backlog_inf]
+               corrupt_one_second, corrupt_2_pow_62, corrupt_cc_nan, corrupt_backlog_inf,
+               corrupt_course_cc_nan, corrupt_course_bytes_fall, corrupt_course_out_of_order,
+               corrupt_course_dropped, corrupt_course_queue_negative]
 
 
 @pytest.fixture(scope="module")
@@ -283,3 +324,65 @@ def test_confirmation_keys_are_checked():
         with pytest.raises(InputError, match=f"wormhole.{key}"):
             run.WormholeConfig.from_mapping({key: value})
     assert run.WormholeConfig.from_mapping({"memo_confirmations": 3}).memo_confirmations == 3
+
+
+def test_a_record_holds_its_transients_course(filled_store):
+    """Each record keeps checkpoints through its transient, from the
+    formation (nothing delivered) to its end (its bytes), K to 2K of them
+    (K = 100), spaced by T / K or less: checkpoints are taken at
+    acknowledgements, so a gap also spans a stretch without any (flows cut
+    to 1 Gb/s, a pause). A hit cut short by an unforeseen join lags the
+    reference by at most one gap."""
+    _, rows, _ = filled_store
+    for _, _, blob in rows:
+        r = parse(blob)
+        course = r["course"]
+        assert course[0]["at_ns"] == 0 and course[-1]["at_ns"] == r["transient_ns"]
+        assert all(f["bytes"] == 0 for f in course[0]["flows"])
+        assert [f["bytes"] for f in course[-1]["flows"]] == [f["bytes"] for f in r["flows"]]
+        gaps = np.diff([c["at_ns"] for c in course])
+        assert gaps.min() > 0 and np.median(gaps) <= r["transient_ns"] / 100, (np.median(gaps), r["transient_ns"])
+        assert 50 <= len(course) <= 2 * 100 + 1
+
+
+# ------------------------------------------- a hit and an unforeseen join
+
+
+def unforeseen_join_dag(join_ns, size=4_000_000, gap_ns=8_000_000):
+    """Two 4-to-1 waves (hosts 0-3 to 4), the second started by compute
+    delays; a fifth flow (host 5 to 4, half the size) started by a compute
+    delay join_ns into the second wave: no flow list announces it."""
+    from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement
+    from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_COMM
+
+    b = DagBuilder(Placement(ParallelSpec(dp=6, gpus_per_server=1)))
+    senders, receiver = np.array([0, 1, 2, 3]), np.array([4] * 4)
+    b.transfer(senders, receiver, size, kind=KIND_DP_COMM)
+    wait = b.delay(senders, gap_ns, kind=KIND_COMPUTE)
+    b.transfer(senders, receiver, size, kind=KIND_DP_COMM, deps=[wait])
+    late = b.delay(np.array([5]), gap_ns + join_ns, kind=KIND_COMPUTE)
+    b.transfer(np.array([5]), np.array([4]), size // 2, kind=KIND_DP_COMM, deps=[late])
+    return b.build()
+
+
+@pytest.mark.parametrize("delay_us,join_ns", [
+    (1, 300_000),
+    (1, 900_000),
+    pytest.param(10, 900_000, marks=pytest.mark.xfail(strict=True, reason=(
+        "on 10 us links the cut-short still errs 16% max per flow (makespan 2.1%): only the DCQCN "
+        "rate-increase timer's phase is saved, not the alpha and rate-decrease timers'; docs/memo.md"))),
+])
+def test_a_hit_cut_short_by_an_unforeseen_join_resumes_from_its_course(delay_us, join_ns):
+    """The second wave is a memo hit; the fifth flow, started by the DAG,
+    skips it back mid-transient. Keeping the stored end state with partial
+    credit erred by up to 180% per flow; undoing the hit, by 320%."""
+    from ns3wormhole.compare import workload_fct_errors
+
+    topo = topology.star(6, "100Gbps", f"{delay_us}us")
+    dag = unforeseen_join_dag(join_ns)
+    base = run.run_workload(topo, dag, STEP)
+    worm = run.run_workload(topo, dag, STEP, kernel="wormhole")
+    assert worm.network.stats["memo_hits"] >= 1 and worm.network.stats["skip_backs"] >= 1
+    err = workload_fct_errors(base, worm)
+    makespan = abs(worm.network.makespan_ns - base.network.makespan_ns) / base.network.makespan_ns
+    assert err.mean() <= 0.01 and err.max() <= 0.03 and makespan <= 0.01, (err.mean(), err.max(), makespan)

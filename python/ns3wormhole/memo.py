@@ -31,7 +31,7 @@ MAGIC = "ns3wormhole-memo"
 SCHEMA = 1
 # Bumped with the C++ record format (memo-store.cc kVersion) or the meaning
 # of a key, so stale records are never matched.
-FORMAT = 4
+FORMAT = 5
 
 
 class MemoError(ValueError):

@@ -165,4 +165,20 @@ RdmaNetwork::AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs)
     m_switches[node]->AddBacklog(port, bytes, NanoSeconds(fromNs).GetTimeStep());
 }
 
+uint64_t
+RdmaNetwork::GetFlowInFlight(uint32_t flowId) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    return qp.IsFinished() || qp.sndNxt < qp.sndUna ? 0 : qp.sndNxt - qp.sndUna;
+}
+
+void
+RdmaNetwork::DropBacklog(uint64_t portKey)
+{
+    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
+    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
+    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    m_switches[node]->DropBacklog(port, Simulator::Now().GetTimeStep());
+}
+
 } // namespace ns3

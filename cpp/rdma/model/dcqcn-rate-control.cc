@@ -209,13 +209,14 @@ DcqcnRateControl::SaveState() const
             m_alpha,
             static_cast<double>(m_stage),
             m_firstCnp ? 0.0 : 1.0,
-            m_increaseEvent.IsExpired() ? 0.0 : 1.0};
+            m_increaseEvent.IsExpired() ? 0.0 : 1.0,
+            m_increaseEvent.IsExpired() ? 0.0 : static_cast<double>(Simulator::GetDelayLeft(m_increaseEvent).GetTimeStep())};
 }
 
 void
 DcqcnRateControl::RestoreState(const std::vector<double>& state)
 {
-    if (state.size() != 6)
+    if (state.size() != 6 && state.size() != 7)
     {
         RdmaCongestionControl::RestoreState(state);
         return;
@@ -250,7 +251,10 @@ DcqcnRateControl::RestoreState(const std::vector<double>& state)
     const double rate = std::min(state[0], line);
     if (state[5] > 0 && rate < line)
     {
-        m_increaseEvent = ScheduleTimer(m_rpTimer, &DcqcnRateControl::IncreaseRate, this);
+        // Where the saved state says how far its increase timer had run,
+        // resume it there, not from a fresh period.
+        const Time left = state.size() > 6 && state[6] > 0 ? TimeStep(static_cast<uint64_t>(state[6])) : m_rpTimer;
+        m_increaseEvent = ScheduleTimer(std::min(left, m_rpTimer), &DcqcnRateControl::IncreaseRate, this);
     }
     SetRate(rate);
 }

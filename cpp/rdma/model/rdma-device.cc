@@ -162,6 +162,28 @@ RdmaDevice::AddBacklog(uint32_t port, uint64_t bytes, int64_t from)
 }
 
 void
+RdmaDevice::DropBacklog(uint32_t port, int64_t now)
+{
+    RdmaPort& p = m_ports[port];
+    if (now >= p.backlogEnd)
+    {
+        return;
+    }
+    // Nothing of it was sent: none goes into the byte counter.
+    p.txBytes -= std::min(p.txBytes, BacklogLeft(port, now));
+    const int64_t from = std::max(now, p.backlogStart);
+    if (p.busyUntil == p.backlogEnd)
+    {
+        p.busyUntil = from;
+    }
+    p.backlogEnd = from;
+    if (p.servicePending && p.serviceAt > p.busyUntil)
+    {
+        ScheduleService(p, port, p.busyUntil);
+    }
+}
+
+void
 RdmaDevice::SetPortLoss(uint32_t port, double rate, uint64_t key)
 {
     m_ports.at(port).lossRate = rate;

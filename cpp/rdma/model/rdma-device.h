@@ -117,6 +117,9 @@ class RdmaDevice : public Object
     /// Queue `bytes` of frameless backlog from `from` on (after what the
     /// port is sending then): the port stays busy for their serialization.
     void AddBacklog(uint32_t port, uint64_t bytes, int64_t from);
+    /// Forget the frameless backlog not sent by `now`: the port is free when
+    /// the frame it is sending ends.
+    void DropBacklog(uint32_t port, int64_t now);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;

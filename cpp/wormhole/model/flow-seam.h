@@ -139,6 +139,13 @@ class FlowCreditor
     /// its head: it is busy sending them and marks ECN counting them (a
     /// memoized transient's queues, put back without materializing frames).
     virtual void AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs) = 0;
+    /// The port drops the frameless backlog it has not sent by now (a memo
+    /// hit cut short puts back the queues of the time reached instead).
+    virtual void DropBacklog(uint64_t portKey) = 0;
+    /// Payload bytes the flow has sent and not had acknowledged (what its
+    /// last FlowProgress said, or more: it may have sent before any
+    /// acknowledgement came back).
+    virtual uint64_t GetFlowInFlight(uint32_t flowId) const = 0;
 };
 
 /// Process-wide registry joining one model and one kernel.

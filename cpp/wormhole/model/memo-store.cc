@@ -111,8 +111,20 @@ Get(const std::string& in, size_t& pos, T& v)
 }
 
 constexpr uint32_t kMagic = 0x4d485732; // "2WHM"
-constexpr uint32_t kVersion = 4;
+constexpr uint32_t kVersion = 5; // 5: the transient's course
+constexpr uint32_t kMaxCheckpoints = 4 * kCourseSpacing;
 constexpr uint32_t kMaxVertices = 1u << 16;
+
+/// A flow's CC state is finite and its queues physical (a record's end, or
+/// a checkpoint of its course).
+bool
+FiniteState(const std::vector<double>& cc, const std::vector<double>& backlog, double maxBytes)
+{
+    return std::all_of(cc.begin(), cc.end(), [](double x) { return std::isfinite(x) && std::abs(x) <= 1e18; }) &&
+           std::all_of(backlog.begin(), backlog.end(), [maxBytes](double x) {
+               return std::isfinite(x) && x >= 0 && x <= maxBytes;
+           });
+}
 
 } // namespace
 
@@ -311,22 +323,16 @@ MemoStore::Plausible(const MemoRecord& r)
         {
             return false;
         }
-        for (double x : r.cc[v])
+        if (!FiniteState(r.cc[v], r.backlog[v], kMaxBytes))
         {
-            if (!std::isfinite(x) || std::abs(x) > 1e18)
-            {
-                return false;
-            }
-        }
-        for (double x : r.backlog[v])
-        {
-            if (!physical(x, kMaxBytes))
-            {
-                return false;
-            }
+            return false;
         }
         delivered += r.bytes[v] * 8 / seconds;
         converged += r.rate[v];
+    }
+    if (!PlausibleCourse(r, physical, kMaxRate, kMaxBytes))
+    {
+        return false;
     }
     if (r.completes >= 0)
     {
@@ -337,6 +343,63 @@ MemoStore::Plausible(const MemoRecord& r)
     // on average: flows start at line rate and are cut towards their share,
     // not stopped.
     return delivered >= 0.1 * converged;
+}
+
+bool
+MemoStore::PlausibleCourse(const MemoRecord& r,
+                           const std::function<bool(double, double)>& physical,
+                           double maxRate,
+                           double maxBytes)
+{
+    // The course runs from the formation (nothing delivered yet) to the
+    // record's end (its bytes), in time order; delivered bytes never fall
+    // and grow at most at the rate bound (plus a jumbo frame: one
+    // acknowledgement may cover it); every state is finite, every queue
+    // physical. A record without one is refused: a hit could not be cut
+    // short soundly.
+    if (!r.course || r.course->size() < 2 || r.course->size() > kMaxCheckpoints)
+    {
+        return false;
+    }
+    const MemoCourse& course = *r.course;
+    const size_t n = r.rate.size();
+    if (course.front().atNs != 0 || course.back().atNs != r.transientNs)
+    {
+        return false;
+    }
+    const MemoCheckpoint* prev = nullptr;
+    for (const MemoCheckpoint& c : course)
+    {
+        if (c.bytes.size() != n || c.inFlight.size() != n || c.cc.size() != n || c.backlog.size() != n ||
+            (prev && c.atNs <= prev->atNs))
+        {
+            return false;
+        }
+        for (size_t v = 0; v < n; ++v)
+        {
+            const double before = prev ? prev->bytes[v] : 0.0;
+            const double dt = prev ? static_cast<double>(c.atNs - prev->atNs) / 1e9 : 0.0;
+            if (!physical(c.bytes[v], maxBytes) || !physical(c.inFlight[v], maxBytes) || c.bytes[v] < before ||
+                (c.bytes[v] - before) * 8 > maxRate * dt + 9000 * 8)
+            {
+                return false;
+            }
+            if (!FiniteState(c.cc[v], c.backlog[v], maxBytes))
+            {
+                return false;
+            }
+        }
+        prev = &c;
+    }
+    for (size_t v = 0; v < n; ++v)
+    {
+        if (course.front().bytes[v] != 0 ||
+            std::abs(course.back().bytes[v] - r.bytes[v]) > 1e-9 * std::max(1.0, r.bytes[v]))
+        {
+            return false;
+        }
+    }
+    return true;
 }
 
 void
@@ -392,6 +455,27 @@ MemoStore::Serialize(const MemoRecord& r)
         for (double x : backlog)
         {
             Put(out, x);
+        }
+    }
+    auto putList = [&out](const std::vector<double>& xs) {
+        Put(out, static_cast<uint32_t>(xs.size()));
+        for (double x : xs)
+        {
+            Put(out, x);
+        }
+    };
+    const MemoCourse none;
+    const MemoCourse& course = r.course ? *r.course : none;
+    Put(out, static_cast<uint32_t>(course.size()));
+    for (const MemoCheckpoint& c : course)
+    {
+        Put(out, c.atNs);
+        for (uint32_t v = 0; v < n; ++v)
+        {
+            Put(out, c.bytes[v]);
+            Put(out, c.inFlight[v]);
+            putList(c.cc[v]);
+            putList(c.backlog[v]);
         }
     }
     return out;
@@ -470,6 +554,48 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
             }
         }
     }
+    auto getList = [&](std::vector<double>& xs) {
+        uint32_t k = 0;
+        if (!Get(in, pos, k) || k > 64)
+        {
+            return false;
+        }
+        xs.resize(k);
+        for (double& x : xs)
+        {
+            if (!Get(in, pos, x))
+            {
+                return false;
+            }
+        }
+        return true;
+    };
+    uint32_t checkpoints = 0;
+    if (!Get(in, pos, checkpoints) || checkpoints > kMaxCheckpoints)
+    {
+        return false;
+    }
+    auto course = std::make_shared<MemoCourse>(checkpoints);
+    for (MemoCheckpoint& c : *course)
+    {
+        c.bytes.resize(n);
+        c.inFlight.resize(n);
+        c.cc.resize(n);
+        c.backlog.resize(n);
+        if (!Get(in, pos, c.atNs))
+        {
+            return false;
+        }
+        for (uint32_t v = 0; v < n; ++v)
+        {
+            if (!Get(in, pos, c.bytes[v]) || !Get(in, pos, c.inFlight[v]) || !getList(c.cc[v]) ||
+                !getList(c.backlog[v]))
+            {
+                return false;
+            }
+        }
+    }
+    r.course = std::move(course);
     return pos == in.size();
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,6 +47,23 @@ struct FlowConflictGraph
     mutable bool m_hashed = false;
 };
 
+/// The state of a recorded transient at one time since its pattern formed:
+/// what a hit cut short by an unforeseen join resumes from (docs/memo.md).
+struct MemoCheckpoint
+{
+    int64_t atNs = 0;                     ///< since the pattern formed
+    std::vector<double> bytes;            ///< payload each flow delivered since then
+    std::vector<double> inFlight;         ///< bytes each flow had sent but not had acknowledged
+    std::vector<std::vector<double>> cc;  ///< congestion-control state of each flow
+    std::vector<std::vector<double>> backlog; ///< bytes queued behind each hop of each flow's path
+};
+
+/// Checkpoints through a transient, from its formation (atNs = 0) to its end
+/// (atNs = transientNs), spaced by at most transientNs / kCourseSpacing plus
+/// one acknowledgement interval.
+using MemoCourse = std::vector<MemoCheckpoint>;
+constexpr uint32_t kCourseSpacing = 100;
+
 struct MemoRecord
 {
     FlowConflictGraph fcg;
@@ -66,6 +84,8 @@ struct MemoRecord
     /// Bytes queued at its end behind each hop of each flow's data path
     /// (a port shared by flows appears under each of them).
     std::vector<std::vector<double>> backlog;
+    /// The transient's course (shared: a hit keeps it while its skip runs).
+    std::shared_ptr<const MemoCourse> course;
 };
 
 class MemoStore
@@ -96,6 +116,12 @@ class MemoStore
     /// fabric reaches; and a mean rate over the transient consistent with its
     /// stored rates (see docs/memo.md).
     static bool Plausible(const MemoRecord& r);
+    /// The record's course is checkpoints from its formation to its end,
+    /// in time order, each number physical (see docs/memo.md).
+    static bool PlausibleCourse(const MemoRecord& r,
+                                const std::function<bool(double, double)>& physical,
+                                double maxRate,
+                                double maxBytes);
     void Clear();
     size_t Size() const;
 

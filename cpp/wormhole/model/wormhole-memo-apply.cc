@@ -245,10 +245,24 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
             FlowSeam::creditor->RestoreFlowState(flows[i], rec.cc[map[i]]);
         }
     }
+    auto cut = std::make_shared<MemoCut>();
+    if (restoreState && rec.course && !rec.course->empty())
+    {
+        cut->course = rec.course;
+        cut->flows = flows;
+        cut->map = map;
+        cut->startedAt = m_currentTs;
+        cut->steady = rec.completes < 0;
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            cut->rate.push_back(rec.rate[map[i]]);
+            cut->inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flows[i])));
+        }
+    }
     ShiftPartition(partition, skip);
     if (restoreState && m_memoRestoreQueues)
     {
-        const std::vector<double> backlog = RestoreBacklog(flows, rec, map, skip);
+        const std::vector<double> backlog = RestoreBacklog(flows, rec.backlog, rec.rate, map, skip);
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
             credit[i] += backlog[i];
@@ -260,8 +274,13 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     {
         const int64_t taken = Credit(flows[i], static_cast<int64_t>(credit[i]), skip);
         rates.emplace_back(flows[i], static_cast<double>(taken) * 8e9 / static_cast<double>(skip));
+        cut->credited.push_back(taken);
     }
     BeginSkip(partition, skip, std::move(rates));
+    if (cut->course)
+    {
+        st.memoCut = std::move(cut);
+    }
     st.memoPending = false;
     // Skipped to just before a completion: nothing more until it changes.
     st.locked = toCompletion;
@@ -274,9 +293,89 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     EndCredit();
 }
 
+void
+WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
+{
+    // Something from outside (a flow nobody announced) reached the partition
+    // e ns into a hit's skip; its events are back at now. The stored end
+    // state is not the reference's at e, nor is the state before the hit:
+    // resume from the course instead. The latest checkpoint at or before e
+    // gives each flow's CC state and the ports' queues; each flow is
+    // credited what the course had it deliver by e (interpolated), and what
+    // it had in flight there less what it still has in flight from before
+    // the hit, so that it has sent what its counterpart had. The partition
+    // then lags the reference by at most the checkpoint spacing.
+    PartitionState& st = StateOf(partition);
+    const std::shared_ptr<const MemoCut> cut = std::move(st.memoCut);
+    st.memoCut.reset();
+    const auto flows = m_partitions.Get(partition).flows;
+    if (flows != cut->flows)
+    {
+        for (const auto& [flow, rate] : st.creditRates)
+        {
+            Credit(flow, -static_cast<int64_t>(rate * static_cast<double>(back) / 8e9), -back);
+        }
+        return;
+    }
+    const wormhole::MemoCourse& course = *cut->course;
+    const auto e = static_cast<int64_t>(m_currentTs - cut->startedAt);
+    const auto after = std::upper_bound(course.begin(), course.end(), e, [](int64_t t, const wormhole::MemoCheckpoint& c) {
+        return t < c.atNs;
+    });
+    const wormhole::MemoCheckpoint& at = *(after == course.begin() ? after : after - 1);
+    const wormhole::MemoCheckpoint* next = after == course.end() ? nullptr : &*after;
+    NS_LOG_INFO("memo hit cut short: partition " << partition << " at " << e << " ns of its transient, from the "
+                                                 << at.atNs << " ns checkpoint");
+    std::vector<double> backlog(flows.size(), 0.0);
+    if (m_memoRestoreQueues)
+    {
+        std::vector<std::pair<uint64_t, uint64_t>> hops;
+        for (uint32_t flow : flows)
+        {
+            FlowSeam::creditor->GetPathBacklog(flow, hops);
+            for (const auto& [port, bytes] : hops)
+            {
+                if (port != 0)
+                {
+                    FlowSeam::creditor->DropBacklog(port);
+                }
+            }
+        }
+        std::vector<double> rate(flows.size(), 0.0); // by record vertex, as the backlog
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            rate[cut->map[i]] = cut->rate[i];
+        }
+        backlog = RestoreBacklog(flows, at.backlog, rate, cut->map, 0);
+    }
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        const uint32_t v = cut->map[i];
+        const double since = static_cast<double>(e - at.atNs);
+        double delivered = at.bytes[v];
+        if (next)
+        {
+            delivered += (next->bytes[v] - at.bytes[v]) * since / static_cast<double>(next->atNs - at.atNs);
+        }
+        else if (cut->steady)
+        {
+            delivered += cut->rate[i] * since / 8e9; // the steady stretch after the transient
+        }
+        const double want = std::max(backlog[i], delivered + at.inFlight[v] - cut->inFlight[i]);
+        Credit(flows[i], static_cast<int64_t>(want) - cut->credited[i], -back);
+    }
+    // After the credit has moved the flows' clocks back to now: the restored
+    // state's timers start from now.
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        FlowSeam::creditor->RestoreFlowState(flows[i], at.cc[cut->map[i]]);
+    }
+}
+
 std::vector<double>
 WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
-                                      const wormhole::MemoRecord& rec,
+                                      const std::vector<std::vector<double>>& backlog,
+                                      const std::vector<double>& rate,
                                       const std::vector<uint32_t>& map,
                                       int64_t skip)
 {
@@ -287,7 +386,7 @@ WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
     // (ECN counts it), and each flow using the port is credited its share,
     // by converged rate, which the port then "delivers" by being busy.
     std::vector<double> credit(flows.size(), 0.0);
-    if (rec.backlog.size() != rec.rate.size())
+    if (backlog.size() != rate.size())
     {
         return credit;
     }
@@ -297,7 +396,7 @@ WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         FlowSeam::creditor->GetPathBacklog(flows[i], hops);
-        const std::vector<double>& stored = rec.backlog[map[i]];
+        const std::vector<double>& stored = backlog[map[i]];
         for (size_t h = 0; h < hops.size(); ++h)
         {
             const auto [port, now] = hops[h];
@@ -325,11 +424,11 @@ WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
         double total = 0;
         for (uint32_t i : who)
         {
-            total += rec.rate[map[i]];
+            total += rate[map[i]];
         }
         for (uint32_t i : who)
         {
-            credit[i] += total > 0 ? add * rec.rate[map[i]] / total : add / static_cast<double>(who.size());
+            credit[i] += total > 0 ? add * rate[map[i]] / total : add / static_cast<double>(who.size());
         }
         FlowSeam::creditor->AddBacklog(port, static_cast<uint64_t>(add), from);
         m_stats.memoBacklogBytes += static_cast<uint64_t>(add);

@@ -1,7 +1,8 @@
 // WormholeSimulatorImpl, memo record (Wormhole §4.2): a pattern that missed
 // is stored once its transient ends, in a steady state or in the completion
 // of one of its flows: duration, bytes and converged rate of each flow, CC
-// state and the switch queues at the end.
+// state and the switch queues at the end, and its course: checkpoints of the
+// same through the transient.
 #include "wormhole-simulator-impl.h"
 
 #include "ns3/log.h"
@@ -15,6 +16,12 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("WormholeMemoRecord");
 
 using wormhole::FlowSeam;
+
+namespace
+{
+/// The course's first spacing; it doubles as the transient runs on.
+constexpr uint64_t kFirstCourseStepNs = 1000;
+} // namespace
 
 uint64_t
 WormholeSimulatorImpl::ScheduledOnLinks(uint32_t partition) const
@@ -47,6 +54,66 @@ WormholeSimulatorImpl::MemoStartRecording(uint32_t partition, wormhole::MemoKey 
     {
         const FlowState& fs = m_flows[f];
         st.deliveredAtFormation.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited));
+    }
+    st.course.clear();
+    st.course.push_back(MemoSnapshot(partition));
+    st.courseStep = kFirstCourseStepNs;
+}
+
+wormhole::MemoCheckpoint
+WormholeSimulatorImpl::MemoSnapshot(uint32_t partition) const
+{
+    const PartitionState& st = m_partitionState[partition];
+    wormhole::MemoCheckpoint c;
+    c.atNs = static_cast<int64_t>(m_currentTs - st.formedAt);
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    for (uint32_t i = 0; i < st.fcgFlows.size(); ++i)
+    {
+        const FlowState& fs = m_flows.at(st.fcgFlows[i]);
+        c.bytes.push_back(std::max(0.0, static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
+                                            st.deliveredAtFormation[i]));
+        c.inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(st.fcgFlows[i])));
+        c.cc.push_back(FlowSeam::creditor->SaveFlowState(st.fcgFlows[i]));
+        FlowSeam::creditor->GetPathBacklog(st.fcgFlows[i], hops);
+        std::vector<double>& backlog = c.backlog.emplace_back();
+        for (const auto& [port, bytes] : hops)
+        {
+            backlog.push_back(static_cast<double>(bytes));
+        }
+    }
+    return c;
+}
+
+void
+WormholeSimulatorImpl::MemoTrace(uint32_t flowId)
+{
+    // The course is sampled at acknowledgements at least courseStep apart.
+    // Its length is not known until it ends, so the spacing adapts: when
+    // 2K checkpoints are held every other one is dropped and the spacing
+    // doubles. At the end between K and 2K remain, at most T/K apart (plus
+    // one acknowledgement interval), K = kCourseSpacing: what a hit cut
+    // short at an unforeseen join can lag the reference by (docs/memo.md).
+    const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+    if (partition == wormhole::PartitionTracker::kNone || partition >= m_partitionState.size())
+    {
+        return;
+    }
+    PartitionState& st = m_partitionState[partition];
+    if (!st.memoPending || st.course.empty() || st.fcgFlows != m_partitions.Get(partition).flows ||
+        m_currentTs - st.formedAt < static_cast<uint64_t>(st.course.back().atNs) + st.courseStep)
+    {
+        return;
+    }
+    st.course.push_back(MemoSnapshot(partition));
+    if (st.course.size() > 2 * wormhole::kCourseSpacing)
+    {
+        wormhole::MemoCourse kept;
+        for (size_t k = 0; k < st.course.size(); k += 2)
+        {
+            kept.push_back(std::move(st.course[k]));
+        }
+        st.course.swap(kept);
+        st.courseStep *= 2;
     }
 }
 
@@ -118,6 +185,23 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
             backlog.push_back(static_cast<double>(bytes));
         }
     }
+    // The course ends in the record's end state.
+    wormhole::MemoCheckpoint end;
+    end.atNs = r.transientNs;
+    end.bytes = r.bytes;
+    end.cc = r.cc;
+    end.backlog = r.backlog;
+    for (uint32_t f : st.fcgFlows)
+    {
+        end.inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(f)));
+    }
+    if (!st.course.empty() && st.course.back().atNs >= end.atNs)
+    {
+        st.course.pop_back(); // taken at this very time
+    }
+    st.course.push_back(std::move(end));
+    r.course = std::make_shared<const wormhole::MemoCourse>(std::move(st.course));
+    st.course.clear();
     // A pattern's outcome may be a random draw (DCQCN under probabilistic
     // ECN marking): it keeps up to MemoConfirmations occurrences of each
     // kind, simulated packet by packet, and none is replayed until that

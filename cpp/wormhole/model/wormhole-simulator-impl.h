@@ -28,6 +28,7 @@
 #include <mutex>
 #include <thread>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -231,6 +232,20 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool judged = false; ///< its window was judged since the pattern last changed
     };
 
+    /// What a skip-back needs of a memo hit to resume the partition mid-way
+    /// through the stored transient (docs/memo.md).
+    struct MemoCut
+    {
+        std::shared_ptr<const wormhole::MemoCourse> course;
+        std::vector<uint32_t> flows;   ///< the partition's flows at the hit
+        std::vector<uint32_t> map;     ///< record vertex of each
+        std::vector<double> rate;      ///< its stored rate after the transient (steady records)
+        std::vector<double> inFlight;  ///< its bytes in flight at the hit
+        std::vector<int64_t> credited; ///< what the hit's credit took
+        uint64_t startedAt = 0;
+        bool steady = false;           ///< the record ended steady: its rates hold after it
+    };
+
     struct PartitionState
     {
         uint32_t steadyFlows = 0;
@@ -270,6 +285,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         // if the pattern is stored (wormhole-back-off.cc).
         bool memoKeyDeferred = false;
         std::vector<wormhole::MemoFlowView> memoViewsAtFormation;
+        wormhole::MemoCourse course; ///< the pending pattern's checkpoints so far
+        uint64_t courseStep = 0;     ///< least spacing of its next checkpoint (ns)
+        /// The current skip is a memo hit's: how to cut it short (else null).
+        std::shared_ptr<const MemoCut> memoCut;
     };
 
     struct TrackedEvent
@@ -377,12 +396,22 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                     int32_t completes,
                     const std::function<double(uint32_t, uint32_t, const FlowState&)>& rateOf);
     void MemoRecordCompletion(uint32_t partition, uint32_t flowId);
-    /// Puts back a memoized transient's switch queues on a hit; returns the
-    /// bytes each flow is credited for them.
+    /// Puts back a memoized transient's switch queues (`backlog` per record
+    /// vertex, shared by `rate`) from now + skip; returns the bytes each
+    /// flow is credited for them.
     std::vector<double> RestoreBacklog(const std::vector<uint32_t>& flows,
-                                       const wormhole::MemoRecord& rec,
+                                       const std::vector<std::vector<double>>& backlog,
+                                       const std::vector<double>& rate,
                                        const std::vector<uint32_t>& map,
                                        int64_t skip);
+    /// A checkpoint of a pending pattern's transient now.
+    wormhole::MemoCheckpoint MemoSnapshot(uint32_t partition) const;
+    /// Called with each acknowledgement: checkpoints the pending pattern's
+    /// course at most every courseStep (docs/memo.md).
+    void MemoTrace(uint32_t flowId);
+    /// A memo hit's skip is taken back `back` ns before its end: resume from
+    /// the stored course at the time reached instead of its end state.
+    void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
 
     // ---- why not faster (wormhole-why-not.cc) ----

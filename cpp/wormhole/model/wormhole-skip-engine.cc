@@ -49,9 +49,16 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
     --m_activeSkips;
     ShiftPartition(partition, -back);
     BeginCredit();
-    for (const auto& [flow, rate] : st.creditRates)
+    if (st.memoCut)
     {
-        Credit(flow, -static_cast<int64_t>(rate * static_cast<double>(back) / 8e9), -back);
+        MemoCutShort(partition, back); // a memo hit's: resume mid-way through its stored course
+    }
+    else
+    {
+        for (const auto& [flow, rate] : st.creditRates)
+        {
+            Credit(flow, -static_cast<int64_t>(rate * static_cast<double>(back) / 8e9), -back);
+        }
     }
     st.creditRates.clear();
     m_stats.skipBacks++;
@@ -300,6 +307,7 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
     }
     PartitionState& st = StateOf(partition);
     st.skippedSinceAnchor = 0;
+    st.memoCut.reset(); // a memo hit sets its own after this
     st.creditRates = std::move(rates); // what a skip-back takes back
     st.skipping = true;
     st.skipEnd = end;

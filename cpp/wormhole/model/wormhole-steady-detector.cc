@@ -30,6 +30,10 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     fs.acked = ackedBytes;
     fs.sent = sentBytes;
     fs.ccRate = ccRateBps;
+    if (m_memo)
+    {
+        MemoTrace(flowId); // a pending pattern's course (wormhole-memo-record.cc)
+    }
     if (fs.memoCheck)
     {
         // The pattern is looked up at its first acknowledgement, not at each
