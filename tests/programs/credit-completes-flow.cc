@@ -72,7 +72,7 @@ class OneLinkModel : public wormhole::FlowCreditor
         hops.assign(1, {0, 0});
     }
 
-    void AddBacklog(uint64_t, uint64_t, int64_t) override
+    void AddBacklog(uint64_t, const std::vector<std::pair<uint32_t, uint64_t>>&, int64_t) override
     {
     }
 

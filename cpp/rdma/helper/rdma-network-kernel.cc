@@ -157,12 +157,49 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
 }
 
 void
-RdmaNetwork::AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs)
+RdmaNetwork::AddBacklog(uint64_t portKey, const std::vector<std::pair<uint32_t, uint64_t>>& shares, int64_t fromNs)
 {
     const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
     const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
     NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
-    m_switches[node]->AddBacklog(port, bytes, NanoSeconds(fromNs).GetTimeStep());
+    // Each flow's bytes are charged to the port its frames come in on at
+    // this switch: the far end of the hop before this one on its data path.
+    std::vector<RdmaSwitch::BacklogShare> charges;
+    for (const auto& [flowId, bytes] : shares)
+    {
+        const RdmaQueuePair& qp = FlowById(flowId);
+        uint32_t in = 0;
+        bool found = false;
+        uint32_t prevNode = 0;
+        uint32_t prevPort = 0;
+        bool first = true;
+        ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t n, uint32_t p) {
+            if (n == node && p == port && !first && !found)
+            {
+                in = m_devices[prevNode]->GetPort(prevPort).peerPort;
+                found = true;
+            }
+            prevNode = n;
+            prevPort = p;
+            first = false;
+        });
+        // A flow that does not come in through a switch port here (it starts
+        // at this node, or no longer crosses the port) has no ingress to
+        // charge: its bytes stay in the backlog, uncharged like queue 0's.
+        const uint32_t q = found ? qp.pg : 0;
+        auto same = std::find_if(charges.begin(), charges.end(), [&](const RdmaSwitch::BacklogShare& c) {
+            return c.in == in && c.q == q;
+        });
+        if (same != charges.end())
+        {
+            same->bytes += bytes;
+        }
+        else
+        {
+            charges.push_back({in, q, bytes});
+        }
+    }
+    m_switches[node]->AddBacklog(port, charges, NanoSeconds(fromNs).GetTimeStep());
 }
 
 uint64_t

@@ -119,7 +119,7 @@ class RdmaDevice : public Object
     void AddBacklog(uint32_t port, uint64_t bytes, int64_t from);
     /// Forget the frameless backlog not sent by `now`: the port is free when
     /// the frame it is sending ends.
-    void DropBacklog(uint32_t port, int64_t now);
+    virtual void DropBacklog(uint32_t port, int64_t now);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;

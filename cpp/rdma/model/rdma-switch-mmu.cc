@@ -125,6 +125,18 @@ RdmaSwitchMmu::Charge(IngressState& ing, uint32_t port, uint64_t wire)
     return true;
 }
 
+bool
+RdmaSwitchMmu::PauseDue(IngressState& ing, uint32_t port)
+{
+    // §7a, judged against the threshold as it is after the charge.
+    if (m_pfcEnabled && !ing.paused && (ing.headroom > 0 || ing.shared >= GetThreshold(port)))
+    {
+        ing.paused = true;
+        return true;
+    }
+    return false;
+}
+
 RdmaSwitchMmu::Arrival
 RdmaSwitchMmu::Arrive(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
 {
@@ -134,20 +146,12 @@ RdmaSwitchMmu::Arrive(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
         return Arrival::DROPPED;
     }
     m_egress[out * kQueues + q] += wire;
-    // §7a, judged against the threshold as it is after this frame.
-    if (m_pfcEnabled && !ing.paused && (ing.headroom > 0 || ing.shared >= GetThreshold(in)))
-    {
-        ing.paused = true;
-        return Arrival::PAUSE;
-    }
-    return Arrival::QUEUED;
+    return PauseDue(ing, in) ? Arrival::PAUSE : Arrival::QUEUED;
 }
 
 bool
-RdmaSwitchMmu::Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
+RdmaSwitchMmu::Release(IngressState& ing, uint32_t port, uint64_t wire)
 {
-    m_egress[out * kQueues + q] -= wire;
-    IngressState& ing = Ingress(in, q);
     // §6: headroom, then shared pool, then guarantee.
     uint64_t left = wire;
     auto drain = [&left](uint64_t& pool) {
@@ -158,18 +162,81 @@ RdmaSwitchMmu::Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
     };
     drain(ing.headroom);
     m_sharedUsed -= drain(ing.shared);
-    ing.guaranteed -= left;
+    ing.guaranteed -= std::min(left, ing.guaranteed);
     // §7b
     if (!ing.paused || ing.headroom > 0)
     {
         return false;
     }
-    if (ing.shared > 0 && ing.shared + m_resumeOffset > GetThreshold(in))
+    if (ing.shared > 0 && ing.shared + m_resumeOffset > GetThreshold(port))
     {
         return false;
     }
     ing.paused = false;
     return true;
+}
+
+bool
+RdmaSwitchMmu::Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire)
+{
+    m_egress[out * kQueues + q] -= wire;
+    return Release(Ingress(in, q), in, wire);
+}
+
+bool
+RdmaSwitchMmu::ChargeBacklog(uint32_t in, uint32_t q, uint64_t bytes)
+{
+    // §10: in frame-sized steps, so that each step meets the threshold as it
+    // stands after the steps before it, as arriving frames would. What fits
+    // nowhere stays in the shared pool over the threshold: the bytes were
+    // delivered in the stored run and cannot be lost here.
+    IngressState& ing = Ingress(in, q);
+    constexpr uint64_t kStep = 1024;
+    for (uint64_t left = bytes; left > 0;)
+    {
+        const uint64_t w = std::min(left, kStep);
+        if (!Charge(ing, in, w))
+        {
+            const uint64_t room = m_reserve - ing.guaranteed;
+            ing.guaranteed = m_reserve;
+            ing.shared += w - std::min(w, room);
+            m_sharedUsed += w - std::min(w, room);
+        }
+        left -= w;
+    }
+    return PauseDue(ing, in);
+}
+
+bool
+RdmaSwitchMmu::ReleaseBacklog(uint32_t in, uint32_t q, uint64_t bytes)
+{
+    return Release(Ingress(in, q), in, bytes);
+}
+
+uint64_t
+RdmaSwitchMmu::GetResumeDistance(uint32_t in, uint32_t q) const
+{
+    const IngressState& ing = m_ingress[in * kQueues + q];
+    if (!ing.paused)
+    {
+        return 0;
+    }
+    // §7b: headroom empty, and shared empty or `ResumeOffset` under T.
+    const uint64_t level = GetThreshold(in) > m_resumeOffset ? GetThreshold(in) - m_resumeOffset : 0;
+    return ing.headroom + (ing.shared > level ? ing.shared - level : 0);
+}
+
+bool
+RdmaSwitchMmu::IsPaused(uint32_t in, uint32_t q) const
+{
+    return m_ingress.at(in * kQueues + q).paused;
+}
+
+uint64_t
+RdmaSwitchMmu::GetIngressBytes(uint32_t in, uint32_t q) const
+{
+    const IngressState& ing = m_ingress.at(in * kQueues + q);
+    return ing.guaranteed + ing.shared + ing.headroom;
 }
 
 uint64_t

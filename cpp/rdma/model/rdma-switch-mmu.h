@@ -1,8 +1,9 @@
 // Shared-buffer memory-management unit of an RdmaSwitch, written from
 // docs/switch-buffer-model.md: per-port reserve and PFC headroom, one shared
 // pool under a dynamic threshold, ingress (PFC) and egress (ECN) accounting,
-// and the pause/resume hysteresis. It owns buffer state only; the switch
-// sends the PFC frames it asks for.
+// and the pause/resume hysteresis, and the ingress charge of a frameless
+// backlog (§10). It owns buffer state only; the switch sends the PFC frames
+// it asks for.
 #ifndef RDMA_SWITCH_MMU_H
 #define RDMA_SWITCH_MMU_H
 
@@ -40,6 +41,23 @@ class RdmaSwitchMmu : public Object
     /// now send a RESUME upstream.
     bool Depart(uint32_t in, uint32_t out, uint32_t q, uint32_t wire);
 
+    /// A frameless backlog of `bytes` stands for frames that came in on
+    /// ingress (in, q) (spec §10): charge them as that many frames arriving
+    /// one after another would be, but not to any egress (ECN reads the
+    /// backlog itself). Never dropped. @return true when the ingress must
+    /// now send a PAUSE upstream.
+    bool ChargeBacklog(uint32_t in, uint32_t q, uint64_t bytes);
+    /// `bytes` of such a backlog have been sent. @return true when ingress
+    /// (in, q) must now send a RESUME upstream.
+    bool ReleaseBacklog(uint32_t in, uint32_t q, uint64_t bytes);
+    /// Bytes ingress (in, q) must release before it may resume, judged
+    /// against the threshold now; 0 when it is not paused.
+    uint64_t GetResumeDistance(uint32_t in, uint32_t q) const;
+    /// A PAUSE is standing for ingress (in, q).
+    bool IsPaused(uint32_t in, uint32_t q) const;
+    /// What ingress (in, q) holds in guarantee, shared pool and headroom.
+    uint64_t GetIngressBytes(uint32_t in, uint32_t q) const;
+
     /// Bytes waiting in egress (out, q): what ECN marking reads.
     uint64_t GetEgressBytes(uint32_t out, uint32_t q) const;
     /// Bytes of all ingresses in the shared pool.
@@ -68,6 +86,10 @@ class RdmaSwitchMmu : public Object
     IngressState& Ingress(uint32_t port, uint32_t q);
     /// Where an admitted frame is charged; false when it must be dropped.
     bool Charge(IngressState& ing, uint32_t port, uint64_t wire);
+    /// §7a once `ing` has been charged.
+    bool PauseDue(IngressState& ing, uint32_t port);
+    /// §6 then §7b: give `wire` bytes back and tell whether to resume.
+    bool Release(IngressState& ing, uint32_t port, uint64_t wire);
 
     // Attributes.
     uint64_t m_bufferSize;

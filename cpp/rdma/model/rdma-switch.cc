@@ -1,11 +1,14 @@
 #include "rdma-switch.h"
 
+#include "flow-seam.h"
+
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -189,6 +192,10 @@ RdmaSwitch::GetResumesSent(uint32_t port) const
 void
 RdmaSwitch::DoDispose()
 {
+    for (auto& eg : m_egress)
+    {
+        eg.settle.Cancel();
+    }
     m_egress.clear();
     m_mmu = nullptr;
     RdmaDevice::DoDispose();
@@ -224,6 +231,7 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     const uint32_t q = p->pg;
     if (q != 0)
     {
+        SettleBacklogs();
         const RdmaSwitchMmu::Arrival verdict = m_mmu->Arrive(in, out, q, p->wire);
         if (verdict == RdmaSwitchMmu::Arrival::DROPPED)
         {
@@ -316,6 +324,7 @@ RdmaSwitch::Service(uint32_t port)
     bool resume = false;
     if (data)
     {
+        SettleBacklogs();
         resume = m_mmu->Depart(in, port, q, frame->wire);
         if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
             ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps()), *frame))
@@ -368,7 +377,164 @@ RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes, const RdmaPacket& frame)
 }
 
 void
-RdmaSwitch::SendPfc(uint32_t port, uint32_t q, bool pause)
+RdmaSwitch::AddBacklog(uint32_t port, const std::vector<BacklogShare>& shares, int64_t from)
+{
+    uint64_t total = 0;
+    for (const BacklogShare& s : shares)
+    {
+        total += s.bytes;
+    }
+    if (total == 0)
+    {
+        return;
+    }
+    SettleBacklogs();
+    RdmaDevice::AddBacklog(port, total, from);
+    Egress& eg = m_egress[port];
+    if (eg.charged == 0)
+    {
+        m_chargedPorts++;
+    }
+    std::vector<BacklogShare> pause;
+    for (const BacklogShare& s : shares)
+    {
+        if (s.bytes == 0 || s.q == 0)
+        {
+            continue; // queue 0 is not charged to the buffer (§1)
+        }
+        if (m_mmu->ChargeBacklog(s.in, s.q, s.bytes))
+        {
+            pause.push_back(s);
+        }
+        eg.charges.push_back(s);
+        eg.charged += s.bytes;
+    }
+    if (eg.charged == 0)
+    {
+        m_chargedPorts--;
+    }
+    // Charged now, when the hit puts the queue back. The partition is frozen
+    // until `from` (its events were moved there), so a PAUSE goes out then:
+    // a frame of its own sent inside the skip would read as traffic from
+    // outside and skip the partition back.
+    for (const BacklogShare& s : pause)
+    {
+        SendPfc(s.in, s.q, true, from);
+    }
+    PlanSettle(port);
+}
+
+void
+RdmaSwitch::DropBacklog(uint32_t port, int64_t now)
+{
+    SettleBacklogs();
+    Egress& eg = m_egress[port];
+    // The unsent part never leaves: what it holds is given back at once.
+    std::vector<BacklogShare> charges;
+    charges.swap(eg.charges);
+    if (eg.charged > 0)
+    {
+        m_chargedPorts--;
+    }
+    eg.charged = 0;
+    eg.settle.Cancel();
+    RdmaDevice::DropBacklog(port, now);
+    for (const BacklogShare& s : charges)
+    {
+        if (m_mmu->ReleaseBacklog(s.in, s.q, s.bytes))
+        {
+            SendPfc(s.in, s.q, false);
+        }
+    }
+}
+
+void
+RdmaSwitch::SettleBacklog(uint32_t port)
+{
+    Egress& eg = m_egress[port];
+    if (eg.charged == 0)
+    {
+        return;
+    }
+    // Each charge keeps the share of the unsent backlog it had of the whole;
+    // all of it is given back once the backlog is sent.
+    const uint64_t left = BacklogLeft(port, NowSteps());
+    if (left >= eg.charged)
+    {
+        return;
+    }
+    std::vector<BacklogShare> resume;
+    uint64_t charged = 0;
+    for (BacklogShare& s : eg.charges)
+    {
+        const auto keep = static_cast<uint64_t>(static_cast<unsigned __int128>(s.bytes) * left / eg.charged);
+        const uint64_t sent = s.bytes - keep;
+        s.bytes = keep;
+        charged += keep;
+        if (sent > 0 && m_mmu->ReleaseBacklog(s.in, s.q, sent))
+        {
+            resume.push_back(s);
+        }
+    }
+    std::erase_if(eg.charges, [](const BacklogShare& s) { return s.bytes == 0; });
+    eg.charged = charged;
+    if (charged == 0)
+    {
+        m_chargedPorts--;
+        eg.settle.Cancel();
+    }
+    // Sent once the state is whole: sending may serve a port, which settles.
+    for (const BacklogShare& s : resume)
+    {
+        SendPfc(s.in, s.q, false);
+    }
+}
+
+void
+RdmaSwitch::PlanSettle(uint32_t port)
+{
+    Egress& eg = m_egress[port];
+    eg.settle.Cancel();
+    if (eg.charged == 0)
+    {
+        return;
+    }
+    const RdmaPort& p = m_ports[port];
+    // Port bytes to send before the first paused ingress could resume, were
+    // the threshold to stay as it is. It rises as the other ingresses shed
+    // their charges too, so look again half way: the RESUME is late by at
+    // most the last step (one kibibyte of the port's time).
+    constexpr uint64_t kMinStep = 1024;
+    uint64_t step = BacklogLeft(port, NowSteps());
+    for (const BacklogShare& s : eg.charges)
+    {
+        if (!m_mmu->IsPaused(s.in, s.q))
+        {
+            continue;
+        }
+        const uint64_t need = m_mmu->GetResumeDistance(s.in, s.q);
+        const auto portBytes = static_cast<uint64_t>(static_cast<unsigned __int128>(need) * eg.charged / s.bytes);
+        step = std::min(step, std::max(portBytes / 2, kMinStep));
+    }
+    const int64_t now = NowSteps();
+    const int64_t begin = std::max(now, p.backlogStart);
+    const auto steps = static_cast<int64_t>(static_cast<double>(step) * 8.0 * static_cast<double>(m_stepsPerSecond) /
+                                            static_cast<double>(p.rateBps));
+    const int64_t at = std::min(std::max(begin + steps, now + 1), std::max(p.backlogEnd, now + 1));
+    wormhole::OwnerScope owner(p.linkId);
+    m_counters->serviceEvents++;
+    eg.settle = Simulator::Schedule(TimeStep(at - now), &RdmaSwitch::SettleEvent, this, port);
+}
+
+void
+RdmaSwitch::SettleEvent(uint32_t port)
+{
+    SettleBacklog(port);
+    PlanSettle(port);
+}
+
+void
+RdmaSwitch::SendPfc(uint32_t port, uint32_t q, bool pause, int64_t notBefore)
 {
     NS_LOG_LOGIC((pause ? "PAUSE" : "RESUME") << " port " << port << " priority " << q);
     RdmaPacket* f = m_pool->Alloc();
@@ -389,6 +555,12 @@ RdmaSwitch::SendPfc(uint32_t port, uint32_t q, bool pause)
         m_counters->resumes++;
     }
     m_pfcTrace(port, q, pause);
+    RdmaPort& p = m_ports[port];
+    if (notBefore > NowSteps())
+    {
+        ScheduleService(p, port, std::max(p.busyUntil, notBefore));
+        return;
+    }
     Kick(port);
 }
 

@@ -8,6 +8,7 @@
 #define NS3_WORMHOLE_FLOW_SEAM_H
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -135,10 +136,15 @@ class FlowCreditor
     /// path, as (port key, bytes): the key names the port, so flows that
     /// share it report the same key (0 bytes where a hop has no queue).
     virtual void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const = 0;
-    /// From `fromNs` on, the port behaves as if `bytes` more were queued at
-    /// its head: it is busy sending them and marks ECN counting them (a
+    /// From `fromNs` on, the port behaves as if the shares' total were queued
+    /// at its head: it is busy sending them and marks ECN counting them (a
     /// memoized transient's queues, put back without materializing frames).
-    virtual void AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs) = 0;
+    /// `shares`: (flow, bytes) of the flows whose frames the bytes stand for;
+    /// the model charges each to the ingress that flow comes in on, so PFC
+    /// sees the backlog as it would have seen the frames.
+    virtual void AddBacklog(uint64_t portKey,
+                            const std::vector<std::pair<uint32_t, uint64_t>>& shares,
+                            int64_t fromNs) = 0;
     /// The port drops the frameless backlog it has not sent by now (a memo
     /// hit cut short puts back the queues of the time reached instead).
     virtual void DropBacklog(uint64_t portKey) = 0;

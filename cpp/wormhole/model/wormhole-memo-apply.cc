@@ -426,11 +426,20 @@ WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
         {
             total += rate[map[i]];
         }
+        // Whole bytes per flow, the last taking the rounding: the shares are
+        // the backlog, and the model charges each to its flow's ingress.
+        std::vector<std::pair<uint32_t, uint64_t>> shares;
+        uint64_t given = 0;
         for (uint32_t i : who)
         {
-            credit[i] += total > 0 ? add * rate[map[i]] / total : add / static_cast<double>(who.size());
+            const double share = total > 0 ? add * rate[map[i]] / total : add / static_cast<double>(who.size());
+            credit[i] += share;
+            const uint64_t bytes = i == who.back() ? static_cast<uint64_t>(add) - given
+                                                   : std::min(static_cast<uint64_t>(share), static_cast<uint64_t>(add) - given);
+            given += bytes;
+            shares.emplace_back(flows[i], bytes);
         }
-        FlowSeam::creditor->AddBacklog(port, static_cast<uint64_t>(add), from);
+        FlowSeam::creditor->AddBacklog(port, shares, from);
         m_stats.memoBacklogBytes += static_cast<uint64_t>(add);
     }
     return credit;
