@@ -61,6 +61,11 @@ def test_cell_within_bounds(pattern, delay_us, marking, memo):
         # so a later wave forms the first one's pattern).
         assert cell.memo_hits >= 1, cell
         assert cell.event_ratio > _cell(pattern, delay_us, marking, "off").event_ratio, cell
+    if memo == "other-delay":
+        # A record is never used across link delays (docs/memo.md: the delays
+        # are in its key): the store filled on another delay gives no hit a
+        # cold store would not.
+        assert cell.memo_hits == _cell(pattern, delay_us, marking, "cold").memo_hits, cell
     if pattern in MUST_SKIP:
         assert cell.time_skipped_ns > 0, "nothing was fast-forwarded"
     mean, mx, span = cell.bounds
