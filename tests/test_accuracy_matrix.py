@@ -1,8 +1,11 @@
 """The accuracy matrix (issue 11): every cell against the default kernel on
 the same scenario and seed, link delays x patterns x marking x memo state.
 Bounds: mean <= 1%, max <= 3%, makespan <= 1% where the reference is
-deterministic; within the reference's own spread (one flow 1 ns late,
-another seed; computed per cell) where it is not.
+deterministic. Where it is not, its perturbed reruns (other seeds, flows
+1 ns late) are a sample of the pattern's outcomes: Wormhole's run must fall
+within their 99% prediction bound, and its makespan and mean FCT over the
+same perturbations must show no bias beyond 1% (docs/fast-forward.md,
+"Judging a run against a chaotic reference").
 
 The CI subset runs every pattern and memo state at 1 us and 20 us; the
 other delays are marked ``slow`` (``pytest -m slow tests/test_accuracy_matrix.py``).
@@ -44,13 +47,30 @@ def _cells():
                                        id=f"{pattern}-{delay}us-{marking}-memo-{memo}")
 
 
+@functools.lru_cache(maxsize=None)
+def _cell(pattern: str, delay_us: int, marking: str, memo: str) -> am.CellResult:
+    return am.run_cell(pattern, delay_us, marking, memo, SIZE, ref=_reference(pattern, delay_us, marking))
+
+
 @pytest.mark.parametrize(("pattern", "delay_us", "marking", "memo"), list(_cells()))
 def test_cell_within_bounds(pattern, delay_us, marking, memo):
-    ref = _reference(pattern, delay_us, marking)
-    cell = am.run_cell(pattern, delay_us, marking, memo, SIZE, ref=ref)
+    cell = _cell(pattern, delay_us, marking, memo)
+    if pattern == "waves" and marking == "step" and memo != "off":
+        # Issue 11: repeated step-marked incasts are replayed from the memo,
+        # with a real gain over memo off (each wave drains before the next,
+        # so a later wave forms the first one's pattern).
+        assert cell.memo_hits >= 1, cell
+        assert cell.event_ratio > _cell(pattern, delay_us, marking, "off").event_ratio, cell
+    if memo == "other-delay":
+        # A record is never used across link delays (docs/memo.md: the delays
+        # are in its key): the store filled on another delay gives no hit a
+        # cold store would not.
+        assert cell.memo_hits == _cell(pattern, delay_us, marking, "cold").memo_hits, cell
     if pattern in MUST_SKIP:
         assert cell.time_skipped_ns > 0, "nothing was fast-forwarded"
     mean, mx, span = cell.bounds
     assert cell.fct.mean <= mean, cell
     assert cell.fct.max <= mx, cell
-    assert cell.makespan <= span, cell
+    assert cell.makespan <= am.BOUND_MAKESPAN or cell.makespan_off <= span, cell
+    if not cell.deterministic:
+        assert cell.bias_makespan.ok and cell.bias_fct.ok, cell

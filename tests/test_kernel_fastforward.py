@@ -4,12 +4,14 @@ default kernel on the same scenario and seed."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from ns3wormhole import run, scenarios
-from ns3wormhole.accuracy_matrix import Case, reference, staggered
-from ns3wormhole.compare import compare_flows, fct_errors, workload_fct_errors
+from ns3wormhole.accuracy_matrix import Case, Outcome, reference, staggered
+from ns3wormhole.compare import ErrorSummary, compare_flows, fct_errors, workload_fct_errors
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast
 from ns3wormhole.topology import leaf_spine, star
@@ -48,15 +50,50 @@ ACCURACY = [
     # the run, and keep each pair of runs around a second.
     ("incast8", 16 * MB, 1.0),
     ("incast8", 32 * MB, 1.1),
-    pytest.param("staggered4", 32 * MB, 1.1, marks=pytest.mark.xfail(strict=True, reason=(
-        "chaotic reference, one unlucky draw: after the noisy skips the run is another draw of the "
-        "pattern (per-flow 1.9% / 2.9% against a spread of 4.4% / 7.9%), and this draw's makespan is "
-        "1.9% early, 11.32 ms, below all of 8 seeds of the reference (11.53-12.04 ms). Over 12 seeds "
-        "Wormhole's signed makespan error has a mean of +0.4% and a std of 1.0%, the reference's "
-        "seed-to-seed std 1.3% (docs/fast-forward.md, 'A bound drawn from a few reruns')"))),
+    ("staggered4", 32 * MB, 1.1),
     ("permutation16", 32 * MB, 1.1),
     ("long_and_short", 32 * MB, 1.1),
 ]
+# The targets where the reference is deterministic (DESIGN.md: an incast's
+# per-flow max within 5%).
+TARGETS = (0.01, 0.05, 0.01)
+
+
+def _wormhole(config: run.WormholeConfig | None = None, late_by: float = 0.0):
+    """Wormhole runs of a perturbed case, for a reference's bias check;
+    ``late_by``: a fake bias, every FCT stretched by that factor."""
+
+    def simulate(case: Case, fabric: FabricConfig) -> Outcome:
+        r = run.run_flows(case.topology, case.flows, fabric, kernel="wormhole", wormhole=config)
+        return Outcome(_stretched(r, late_by))
+
+    return simulate
+
+
+def _stretched(r: run.RunResult, by: float) -> run.RunResult:
+    flows = r.flows.copy()
+    done = flows["finish_ns"] >= 0
+    fct = np.round(flows["fct_ns"][done] * (1 + by)).astype(flows["fct_ns"].dtype)
+    flows["fct_ns"][done] = fct
+    flows["finish_ns"][done] = flows["start_ns"][done] + fct
+    return dataclasses.replace(r, flows=flows)
+
+
+def judge(ref, worm: run.RunResult, wormhole) -> tuple[list[str], object]:
+    """Every way ``worm`` (and Wormhole's runs of the reference's draws, made
+    by ``wormhole``) fails the judgement of a chaotic reference: the 99%
+    prediction bound of each metric, and the bias of makespan and mean FCT."""
+    mean, mx, span = ref.bounds(TARGETS)
+    err = ErrorSummary.of(fct_errors(ref.run.network, worm))
+    mk = ref.makespan_error(Outcome(worm))
+    own = abs(worm.makespan_ns - ref.run.network.makespan_ns) / ref.run.network.makespan_ns
+    failed = [name for name, x, bound in (("mean", err.mean, mean), ("max", err.max, mx)) if x > bound]
+    if own > TARGETS[2] and mk > span:  # neither within the target of the reference's run nor drawn like it
+        failed.append("makespan")
+    bias = ref.bias(wormhole, Outcome(worm))
+    if bias is not None:
+        failed += [name for name, b in zip(("makespan bias", "mean FCT bias"), bias) if not b.ok]
+    return failed, (err, mk, (mean, mx, span), bias)
 
 
 @pytest.mark.parametrize(("name", "size", "min_event_ratio"), ACCURACY)
@@ -69,14 +106,30 @@ def test_accuracy_against_default_kernel(name, size, min_event_ratio):
     assert cmp.wormhole.stats["time_skipped_ns"] > 0
     assert cmp.event_ratio > min_event_ratio  # a real share of the run was skipped
     # Probabilistic ECN marking makes these incasts chaotic: the default
-    # kernel itself moves by more than the bounds when one flow starts 1 ns
-    # later or the seed changes. Where it does, Wormhole must stay within
-    # that spread (measured here); where it does not, the bounds stand.
+    # kernel itself moves by more than the targets when the seed changes.
+    # Where it does, its reruns are a sample of the pattern and Wormhole's
+    # run is judged as one more draw (docs/fast-forward.md); where it does
+    # not, the targets stand.
     ref = reference(Case(topo, flows), FabricConfig(), cmp.baseline)
-    err = cmp.fct_error
-    assert err.mean <= max(0.01, ref.spread_mean), (err, ref)
-    assert err.max <= max(0.05, ref.spread_max), (err, ref)
-    assert cmp.makespan_error <= max(0.01, ref.spread_makespan), (cmp.makespan_error, ref)
+    failed, figures = judge(ref, cmp.wormhole, _wormhole())
+    assert not failed, (failed, figures)
+
+
+def test_a_biased_kernel_fails_the_judgement_of_a_chaotic_reference():
+    """The judgement can fail: on the staggered 4-to-1 incast (chaotic: the
+    seed moves its makespan by ~3%), a kernel that reports every FCT 3% late
+    fails the bias check though its one run is within the prediction bound
+    of a single draw, and a kernel made lax (theta 0.5 over a 200-sample
+    window: it skips limit cycles at their peak rate) fails every check."""
+    topo, flows = scenarios.staggered4(32 * MB)
+    ref = reference(Case(topo, flows), FabricConfig())
+    assert not ref.deterministic
+    late = _wormhole(late_by=0.03)
+    failed, figures = judge(ref, late(Case(topo, flows), FabricConfig()).network, late)
+    assert "makespan bias" in failed and "mean FCT bias" in failed, figures
+    lax = _wormhole(run.WormholeConfig(theta=0.5, window=200))
+    failed, figures = judge(ref, lax(Case(topo, flows), FabricConfig()).network, lax)
+    assert {"mean", "makespan", "makespan bias", "mean FCT bias"} <= set(failed), figures
 
 
 def test_lone_flow_skips_nearly_everything_exactly():
@@ -120,11 +173,12 @@ def test_a_chaotic_pattern_after_an_exact_skip_draws_what_the_reference_draws():
     np.testing.assert_array_equal(worm.flows["fct_ns"], base.flows["fct_ns"])
 
 
-def _dcqcn_waves(fabric, kernel, waves=20):
+def _dcqcn_waves(fabric, kernel, waves=20, memo=True):
     """Issue 11's repeated incast: 20 waves of a 4-to-1 DCQCN incast of 6 MB,
     3 ms apart, on 1 us links."""
     flows = FlowSet.concat([incast([0, 1, 2, 3], 4, 6 * MB, start_ns=k * 3_000_000) for k in range(waves)])
-    return run.run_flows(star(5, "100Gbps", "1us"), flows, fabric, kernel=kernel)
+    return run.run_flows(star(5, "100Gbps", "1us"), flows, fabric, kernel=kernel,
+                         wormhole=run.WormholeConfig(memo=memo))
 
 
 def test_repeated_dcqcn_incasts_fast_forwarded_within_the_seed_spread():
@@ -133,16 +187,18 @@ def test_repeated_dcqcn_incasts_fast_forwarded_within_the_seed_spread():
     one: marks are keyed by the frame, and the skipped frames are booked on
     the ports they would have crossed, so the waves after it run exactly as
     under the default kernel (before: per-flow max 19.5%, against a seed
-    spread of 14.6-16.2%). Judged against the reference's own spread over
-    four other seeds, and the mean FCT over the run within 2%."""
+    spread of 14.6-16.2%). Judged against the reference's seed-to-seed
+    distribution (prediction bound and bias, docs/fast-forward.md), and the
+    mean FCT over the run within 2%."""
+    topo = star(5, "100Gbps", "1us")
+    flows = FlowSet.concat([incast([0, 1, 2, 3], 4, 6 * MB, start_ns=k * 3_000_000) for k in range(20)])
     base = _dcqcn_waves(FabricConfig(), "baseline")
     worm = _dcqcn_waves(FabricConfig(), "wormhole")
     assert worm.stats["time_skipped_ns"] > 0  # a wave was fast-forwarded
-    others = [_dcqcn_waves(FabricConfig(seed=FabricConfig().seed + k), "baseline") for k in range(1, 5)]
-    spread = [fct_errors(base, o) for o in others]
-    err = fct_errors(base, worm)
-    assert err.mean() <= max(e.mean() for e in spread), (err.mean(), [e.mean() for e in spread])
-    assert err.max() <= max(e.max() for e in spread), (err.max(), [e.max() for e in spread])
+    ref = reference(Case(topo, flows), FabricConfig(), base)
+    assert not ref.deterministic
+    failed, figures = judge(ref, worm, _wormhole(run.WormholeConfig()))
+    assert not failed, (failed, figures)
     mean_fct = float(np.mean(base.flows["fct_ns"]))
     assert abs(float(np.mean(worm.flows["fct_ns"])) - mean_fct) / mean_fct <= 0.02
     # only the waves a skip touched differ from the reference
@@ -153,25 +209,39 @@ def test_repeated_dcqcn_incasts_fast_forwarded_within_the_seed_spread():
     np.testing.assert_array_equal(worm.flows["fct_ns"][untouched], base.flows["fct_ns"][untouched])
 
 
-def test_a_flow_joined_under_default_marking_within_five_seeds():
+def test_repeated_step_marked_incasts_replayed_from_the_memo():
+    """Issue 11's repeated incast with step marking draws nothing: the waves
+    are identical, each drains before the next, so the later ones form the
+    first one's pattern and are replayed from the memo: mean <= 1%,
+    max <= 5%, makespan <= 1%, with memo hits and a real gain over the memo
+    off (a hit skips a wave's transient, most of its events)."""
+    step = FabricConfig().with_step_marking()
+    base = _dcqcn_waves(step, "baseline")
+    worm = _dcqcn_waves(step, "wormhole")
+    off = _dcqcn_waves(step, "wormhole", memo=False)
+    assert worm.stats["memo_hits"] >= 1
+    assert worm.events * 2 < off.events
+    err = fct_errors(base, worm)
+    assert err.mean() <= 0.01 and err.max() <= 0.05, (err.mean(), err.max())
+    assert abs(worm.makespan_ns - base.makespan_ns) / base.makespan_ns <= 0.01
+
+
+def test_a_flow_joined_under_default_marking_within_the_seed_spread():
     """Issue 11's join repro with default marking: a 64 MB flow joined at
     1 ms by a second one to the same receiver. The shared phase is chaotic,
     and a flow starting 1 ns later moves it by 0.00% (it reorders no
-    arrivals): the spread is sampled with five other seeds. The lone phase is
-    skipped exactly and the shared phase at R-hat (docs/fast-forward.md)."""
+    arrivals): the reference is sampled with other seeds and Wormhole's run
+    judged as one more draw. The lone phase is skipped exactly and the
+    shared phase at R-hat (docs/fast-forward.md)."""
     topo = star(3, "100Gbps", "1us")
     flows = FlowSet.from_lists([0, 1], [2, 2], [64 * MB, 64 * MB], [0, 1_000_000])
     base = run.run_flows(topo, flows, FabricConfig(), kernel="baseline")
     worm = run.run_flows(topo, flows, FabricConfig(), kernel="wormhole")
     assert worm.stats["fast_forwards"] >= 2  # the lone phase and the shared one
-    others = [run.run_flows(topo, flows, FabricConfig(seed=FabricConfig().seed + k), kernel="baseline")
-              for k in range(1, 6)]
-    spread = [fct_errors(base, o) for o in others]
-    err = fct_errors(base, worm)
-    assert err.mean() <= max(e.mean() for e in spread), (err.mean(), [e.mean() for e in spread])
-    assert err.max() <= max(e.max() for e in spread), (err.max(), [e.max() for e in spread])
-    spans = [abs(o.makespan_ns - base.makespan_ns) / base.makespan_ns for o in others]
-    assert abs(worm.makespan_ns - base.makespan_ns) / base.makespan_ns <= max(spans)
+    ref = reference(Case(topo, flows), FabricConfig(), base)
+    assert not ref.deterministic
+    failed, figures = judge(ref, worm, _wormhole())
+    assert not failed, (failed, figures)
 
 
 def test_isolation_of_an_unrelated_partition():

@@ -4,6 +4,7 @@ and under Wormhole, with the errors that say how far apart they are."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -205,3 +206,99 @@ def workload_noise(
                     float(np.max(np.abs(other.iteration_times_ns - b) / b))))
         times.append(other.iteration_times_ns)
     return NoiseFloor.of(out), np.array(times)
+
+
+# --- judging a run against a chaotic reference --------------------------------
+#
+# Where the default kernel is chaotic (probabilistic ECN marking), its
+# perturbed reruns are draws of the pattern's outcome, and a Wormhole run
+# whose skips were not exact is one more draw. It is judged as such: against
+# a prediction bound at a stated false-alarm rate (one run), and, over the
+# same perturbations run under both kernels, for a bias of its mean
+# (docs/fast-forward.md, "Judging a run against a chaotic reference").
+
+# The false-alarm rate of each judgement: the probability that an unbiased
+# draw of the reference fails it.
+FALSE_ALARM = 0.01
+# Deviations below this are no deviation (the determinism threshold).
+NO_DEVIATION = 1e-6
+
+
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile of Student's t with ``df`` degrees of freedom (p >= 0.5):
+    its density integrated from 0 by the trapezoid rule (4000 steps: 1e-6 of
+    the tables) and the integral inverted by bisection."""
+    if not 0.5 <= p < 1 or df < 1:
+        raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def cdf(x: float) -> float:
+        u = np.linspace(0.0, x, 4001)
+        f = np.exp(log_c - (df + 1) / 2 * np.log1p(u * u / df))
+        return 0.5 + float(np.sum(f[1:] + f[:-1]) / 2 * (u[1] - u[0]))
+
+    lo, hi = 0.0, 1.0
+    while cdf(hi) < p:
+        lo, hi = hi, 2 * hi
+    for _ in range(50):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def prediction_bound(sample: np.ndarray, alpha: float = FALSE_ALARM) -> float:
+    """Upper one-sided 1 - alpha prediction bound for one more draw of a
+    positive deviation of which ``sample`` holds n >= 2 draws. Deviations
+    from a run (per-flow mean and max errors, |makespan| error) are positive
+    and skewed, so they are taken as log-normal:
+    exp(m + t_{1-alpha, n-1} s sqrt(1 + 1/n)), m and s the mean and standard
+    deviation of the logs (measured false-alarm rate: docs/fast-forward.md)."""
+    x = np.log(np.maximum(np.asarray(sample, dtype=float), NO_DEVIATION))
+    n = x.size
+    if n < 2:
+        raise ValueError("a prediction bound needs at least two draws")
+    return float(np.exp(x.mean() + t_quantile(1 - alpha, n - 1) * x.std(ddof=1) * math.sqrt(1 + 1 / n)))
+
+
+@dataclass
+class PairedBias:
+    """Signed relative errors of Wormhole against the default kernel over m
+    runs of one pattern (the same perturbation under both kernels), and
+    whether they are consistent with a bias no larger than ``margin``: a
+    chaotic pattern makes each error a random draw, so it is the mean that
+    must stay within ``margin`` plus t_{1-alpha/2, m-1} standard errors."""
+
+    errors: np.ndarray
+    margin: float
+    alpha: float = FALSE_ALARM
+
+    @property
+    def mean(self) -> float:
+        return float(self.errors.mean())
+
+    @property
+    def stderr(self) -> float:
+        return float(self.errors.std(ddof=1) / math.sqrt(self.errors.size))
+
+    @property
+    def limit(self) -> float:
+        return self.margin + t_quantile(1 - self.alpha / 2, self.errors.size - 1) * self.stderr
+
+    @property
+    def ok(self) -> bool:
+        return abs(self.mean) <= self.limit
+
+    def __repr__(self) -> str:
+        return (f"PairedBias(mean {self.mean:+.3%} +- {self.stderr:.3%} over {self.errors.size} runs, "
+                f"limit {self.limit:.3%})")
+
+
+def signed_errors(baselines: list[RunResult], wormholes: list[RunResult]) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of runs of one scenario: Wormhole's signed relative makespan
+    error and signed relative error of the mean FCT."""
+    span = np.array([(w.makespan_ns - b.makespan_ns) / b.makespan_ns for b, w in zip(baselines, wormholes)])
+    def mean_fct(r: RunResult) -> float:
+        return float(np.mean(r.flows["fct_ns"][r.completed]))
+
+    fct = np.array([(mean_fct(w) - mean_fct(b)) / mean_fct(b) for b, w in zip(baselines, wormholes)])
+    return span, fct
