@@ -35,7 +35,8 @@ import time
 import numpy as np
 
 from ns3wormhole import run, scenarios, topology
-from ns3wormhole.compare import baseline_noise, compare_flows, workload_fct_errors, workload_noise
+from ns3wormhole.compare import (PairedBias, _delayed_compute, baseline_noise, compare_flows,
+                                 prediction_bound, workload_fct_errors, workload_noise)
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import permutation
 from ns3wormhole.workload.dag import build_dag
@@ -72,6 +73,40 @@ def _workload_row(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig,
         "fct_error_mean": float(fct.mean()), "fct_error_max": float(fct.max()),
         "makespan_error": float(it.max()),
     }
+
+
+def _mean_fct_ns(result) -> float:
+    return float(result.network.flows["fct_ns"].astype(float).mean())
+
+
+def _judge_workload(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfig, runs: int) -> dict:
+    """A training step judged against a chaotic reference (docs/fast-forward.md, "Judging a run
+    against a chaotic reference"): the default kernel with compute delay k (k = 0 .. runs-1) 1 ns
+    longer gives a sample of the reference's own per-flow deviations, against which the Wormhole
+    run of the unperturbed step must fall within a 99% prediction bound (never tighter than the
+    fixed targets 1% / 3%); the same runs + 1 under both kernels give the signed iteration-time and
+    mean-FCT errors, whose mean must show no bias beyond 0.5% (iteration) and 1% (mean FCT)."""
+    dags = [dag] + [_delayed_compute(dag, k) for k in range(runs)]
+    base = [run.run_workload(topo, d, fabric, "baseline") for d in dags]
+    worm = [run.run_workload(topo, d, fabric, "wormhole", wormhole) for d in dags]
+    spread = [workload_fct_errors(base[0], b) for b in base[1:]]
+    sample_mean = np.array([e.mean() for e in spread])
+    sample_max = np.array([e.max() for e in spread])
+    fct = workload_fct_errors(base[0], worm[0])
+    it = [float((w.iteration_times_ns[0] - b.iteration_times_ns[0]) / b.iteration_times_ns[0])
+          for b, w in zip(base, worm)]
+    mean_fct = [(_mean_fct_ns(w) - _mean_fct_ns(b)) / _mean_fct_ns(b) for b, w in zip(base, worm)]
+    row = {
+        "fct_error_mean": float(fct.mean()), "fct_error_max": float(fct.max()),
+        "bound_mean": max(0.01, prediction_bound(sample_mean)), "bound_max": max(0.03, prediction_bound(sample_max)),
+        "reference_fct_mean": sample_mean.tolist(), "reference_fct_max": sample_max.tolist(),
+        "iteration_errors": it, "mean_fct_errors": mean_fct,
+    }
+    bias_it, bias_fct = PairedBias(np.array(it), 0.005), PairedBias(np.array(mean_fct), 0.01)
+    row.update(iteration_bias=repr(bias_it), mean_fct_bias=repr(bias_fct),
+               ok=bool(row["fct_error_mean"] <= row["bound_mean"] and row["fct_error_max"] <= row["bound_max"]
+                       and bias_it.ok and bias_fct.ok))
+    return row
 
 
 def _shares(cc: str, mb: int, slice_ns: int) -> dict:
@@ -115,6 +150,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--noise", type=int, default=0, metavar="N",
                    help="also run each baseline N times with one compute delay (training) or one flow "
                         "start (flows) 1 ns later")
+    p.add_argument("--judge", type=int, default=0, metavar="N",
+                   help="instead, for training steps: judge Wormhole against the reference's distribution "
+                        "(N perturbed runs under both kernels; prediction bounds and paired bias)")
     p.add_argument("--json", default=None)
     p.add_argument("--shares", action="store_true",
                    help="instead: how steady each algorithm's incast8 is per flow in the default kernel")
@@ -130,6 +168,25 @@ def main(argv: list[str] | None = None) -> int:
                   f"| {100 * s['change_median']:.0f}% | {100 * s['change_max']:.0f}% |", flush=True)
         return 0
     wormhole = run.WormholeConfig() if a.theta is None else run.WormholeConfig(theta=a.theta)
+    if a.judge:
+        rows = []
+        for cc in a.cc:
+            for name in a.scenario:
+                if name in ("incast8", "fattree16"):
+                    p.error("--judge is for training steps (gpt-7b, moe-8x7b, gpt, moe)")
+                row = _judge_workload(*_training(name), FabricConfig(cc=cc), wormhole, a.judge)
+                row.update(cc=cc, scenario=name)
+                rows.append(row)
+                print(f"{cc} {name}: per-flow mean {100 * row['fct_error_mean']:.3f}% (bound "
+                      f"{100 * row['bound_mean']:.3f}%), max {100 * row['fct_error_max']:.2f}% (bound "
+                      f"{100 * row['bound_max']:.2f}%; reference's maxima "
+                      f"{', '.join(f'{100 * x:.1f}%' for x in row['reference_fct_max'])})\n"
+                      f"  iteration {row['iteration_bias']}\n  mean FCT {row['mean_fct_bias']}\n"
+                      f"  {'within' if row['ok'] else 'OUTSIDE'} the reference's distribution", flush=True)
+                if a.json:
+                    with open(a.json, "w") as fh:
+                        json.dump(rows, fh, indent=2)
+        return 0
     mb = 1_000_000
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} theta {wormhole.theta}, flows {a.mb} MB", flush=True)
     print("| cc | scenario | base wall | worm wall | speedup | base events | worm events | event ratio | ff "
