@@ -170,6 +170,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const override;
     void AddBacklog(uint64_t portKey, uint64_t bytes, int64_t fromNs) override;
     void DropBacklog(uint64_t portKey) override;
+    void WaiveBytes(uint64_t portKey, uint64_t bytes) override;
     uint64_t GetFlowInFlight(uint32_t flowId) const override;
 
     // Results (valid during and after Simulator::Run()).

@@ -6,6 +6,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -171,7 +172,8 @@ RdmaSwitch::GetQueueBytes(uint32_t port) const
     {
         bytes += q.GetBytes();
     }
-    return bytes;
+    // Waived bytes leave without wire time: they delay nothing behind them.
+    return bytes - std::min(bytes, WaivedLeft(port));
 }
 
 uint64_t
@@ -317,8 +319,11 @@ RdmaSwitch::Service(uint32_t port)
     if (data)
     {
         resume = m_mmu->Depart(in, port, q, frame->wire);
+        // What is ahead in time: queued frames and frameless backlog, less
+        // the waived bytes that leave without wire time.
+        const uint64_t ahead = m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps());
         if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
-            ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps()), *frame))
+            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port)), *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
