@@ -218,4 +218,13 @@ RdmaNetwork::DropBacklog(uint64_t portKey)
     m_switches[node]->DropBacklog(port, Simulator::Now().GetTimeStep());
 }
 
+void
+RdmaNetwork::WaiveBytes(uint64_t portKey, uint64_t bytes)
+{
+    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
+    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
+    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    m_switches[node]->WaiveBytes(port, bytes);
+}
+
 } // namespace ns3

@@ -172,6 +172,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
                     const std::vector<std::pair<uint32_t, uint64_t>>& shares,
                     int64_t fromNs) override;
     void DropBacklog(uint64_t portKey) override;
+    void WaiveBytes(uint64_t portKey, uint64_t bytes) override;
     uint64_t GetFlowInFlight(uint32_t flowId) const override;
 
     // Results (valid during and after Simulator::Run()).

@@ -184,6 +184,18 @@ RdmaDevice::DropBacklog(uint32_t port, int64_t now)
 }
 
 void
+RdmaDevice::WaiveBytes(uint32_t port, uint64_t bytes)
+{
+    m_ports[port].waived = bytes;
+}
+
+uint64_t
+RdmaDevice::WaivedLeft(uint32_t port) const
+{
+    return m_ports[port].waived;
+}
+
+void
 RdmaDevice::SetPortLoss(uint32_t port, double rate, uint64_t key)
 {
     m_ports.at(port).lossRate = rate;
@@ -252,9 +264,22 @@ RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
 {
     // Exact serialization time in time steps; the remainder is carried to the
     // next frame so a busy port runs at exactly its rate.
-    const uint64_t bits = static_cast<uint64_t>(p->wire) * 8 * m_stepsPerSecond + port.txCarry;
-    const int64_t tx = static_cast<int64_t>(bits / port.rateBps);
-    port.txCarry = bits % port.rateBps;
+    bool delivered = false;
+    if (port.waived != 0 && p->kind == RdmaPacketKind::DATA)
+    {
+        // Already delivered in the course a memo hit resumed from: the frame
+        // goes on at once and leaves the serialization remainder as it was.
+        // Less than a frame left is forgotten.
+        delivered = port.waived >= p->wire;
+        port.waived = delivered ? port.waived - p->wire : 0;
+    }
+    int64_t tx = 0;
+    if (!delivered)
+    {
+        const uint64_t bits = static_cast<uint64_t>(p->wire) * 8 * m_stepsPerSecond + port.txCarry;
+        tx = static_cast<int64_t>(bits / port.rateBps);
+        port.txCarry = bits % port.rateBps;
+    }
     port.busyUntil = NowSteps() + tx;
     const uint64_t n = port.txFrames++;
     port.txBytes += p->wire;

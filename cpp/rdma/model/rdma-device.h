@@ -64,6 +64,8 @@ struct RdmaPort
     /// backlogStart to backlogEnd, counting what is left as queued.
     int64_t backlogStart = 0;
     int64_t backlogEnd = 0;
+    /// Data bytes the port sends without wire time (see WaiveBytes).
+    uint64_t waived = 0;
 
     uint64_t txFrames = 0;
     uint64_t txBytes = 0; ///< frames and frameless backlog sent (HPCC's INT byte counter)
@@ -120,6 +122,12 @@ class RdmaDevice : public Object
     /// Forget the frameless backlog not sent by `now`: the port is free when
     /// the frame it is sending ends.
     virtual void DropBacklog(uint32_t port, int64_t now);
+    /// The next `bytes` of data frames leave the port without wire time
+    /// (replacing what is left of an earlier waiver): frames a memo hit froze
+    /// that the stored course had already delivered (docs/memo.md).
+    void WaiveBytes(uint32_t port, uint64_t bytes);
+    /// Bytes of the waiver not yet used: queued bytes that take no time.
+    uint64_t WaivedLeft(uint32_t port) const;
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;

@@ -174,7 +174,8 @@ RdmaSwitch::GetQueueBytes(uint32_t port) const
     {
         bytes += q.GetBytes();
     }
-    return bytes;
+    // Waived bytes leave without wire time: they delay nothing behind them.
+    return bytes - std::min(bytes, WaivedLeft(port));
 }
 
 uint64_t
@@ -326,8 +327,11 @@ RdmaSwitch::Service(uint32_t port)
     {
         SettleBacklogs();
         resume = m_mmu->Depart(in, port, q, frame->wire);
+        // What is ahead in time: queued frames and frameless backlog, less
+        // the waived bytes that leave without wire time.
+        const uint64_t ahead = m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps());
         if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
-            ShouldMark(eg, m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps()), *frame))
+            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port)), *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;

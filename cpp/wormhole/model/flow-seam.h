@@ -148,6 +148,14 @@ class FlowCreditor
     /// The port drops the frameless backlog it has not sent by now (a memo
     /// hit cut short puts back the queues of the time reached instead).
     virtual void DropBacklog(uint64_t portKey) = 0;
+    /// The next `bytes` of data frames the port sends leave it without
+    /// taking wire time, and its ECN marking does not count them while they
+    /// wait (replacing any such bytes it still had): frames a memo hit froze
+    /// in flight that the stored course had already delivered by the time a
+    /// cut-short resumes from (docs/memo.md). Default: nothing.
+    virtual void WaiveBytes(uint64_t portKey, uint64_t bytes)
+    {
+    }
     /// Payload bytes the flow has sent and not had acknowledged (what its
     /// last FlowProgress said, or more: it may have sent before any
     /// acknowledgement came back).

@@ -341,12 +341,51 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
                 }
             }
         }
+        // What each port has ahead of it beyond the checkpoint: the bytes its
+        // flows hold in flight beyond what their counterparts held there
+        // (frames the skip froze at the hit, a first round trip at line
+        // rate, which the course had delivered long before e), plus the
+        // queue put back below. Counting only the frames already queued at
+        // the port left those still on the wire towards it to arrive on top
+        // of the checkpoint's queue: on 10 us links 0.5 MB over a 1.2 MB
+        // queue crossed the 1.6 MB marking threshold, marks the reference
+        // never drew cut every flow and restarted its increase timer, and
+        // the flows ended 11-16% late. Those bytes are waived: the port
+        // sends them without wire time, as already delivered.
+        std::vector<std::pair<uint64_t, double>> surplus; // first seen order: deterministic
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            const uint32_t v = cut->map[i];
+            FlowSeam::creditor->GetPathBacklog(flows[i], hops);
+            for (size_t h = 0; h < hops.size(); ++h)
+            {
+                const auto [port, now] = hops[h];
+                if (port == 0)
+                {
+                    continue;
+                }
+                auto it = std::find_if(surplus.begin(), surplus.end(), [port = port](const auto& s) {
+                    return s.first == port;
+                });
+                if (it == surplus.end())
+                {
+                    const double want = h < at.backlog[v].size() ? at.backlog[v][h] : 0.0;
+                    const double add = std::max(0.0, want - static_cast<double>(now)); // as RestoreBacklog
+                    it = surplus.emplace(surplus.end(), port, add >= 1.0 ? add : 0.0);
+                }
+                it->second += cut->inFlight[i] - at.inFlight[v];
+            }
+        }
         std::vector<double> rate(flows.size(), 0.0); // by record vertex, as the backlog
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
             rate[cut->map[i]] = cut->rate[i];
         }
         backlog = RestoreBacklog(flows, at.backlog, rate, cut->map, 0);
+        for (const auto& [port, bytes] : surplus)
+        {
+            FlowSeam::creditor->WaiveBytes(port, static_cast<uint64_t>(std::max(0.0, bytes)));
+        }
     }
     for (uint32_t i = 0; i < flows.size(); ++i)
     {

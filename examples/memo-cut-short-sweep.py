@@ -1,0 +1,33 @@
+"""A memo hit cut short by an unforeseen join, across link delays and join
+offsets: per-flow FCT error (mean / max) and makespan error of the Wormhole
+kernel against the default kernel. The scenario is the one of
+tests/test_memo_soundness.py (two 4-to-1 waves of 4 MB under step marking, a
+fifth flow of 2 MB started by a DAG compute delay join_ns into wave 2); the
+numbers are the table in docs/memo.md.
+
+    .venv/bin/python examples/memo-cut-short-sweep.py [delay_us ...]
+"""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
+
+from test_memo_soundness import STEP, unforeseen_join_dag  # noqa: E402
+
+from ns3wormhole import run, topology  # noqa: E402
+from ns3wormhole.compare import workload_fct_errors  # noqa: E402
+
+delays = [int(d) for d in sys.argv[1:]] or [1, 10, 20, 50]
+print("links  join   per-flow mean / max   makespan  hits skip-backs")
+for delay_us in delays:
+    topo = topology.star(6, "100Gbps", f"{delay_us}us")
+    for join_ns in (100_000, 300_000, 600_000, 900_000, 1_200_000):
+        dag = unforeseen_join_dag(join_ns)
+        base = run.run_workload(topo, dag, STEP)
+        worm = run.run_workload(topo, dag, STEP, kernel="wormhole")
+        err = workload_fct_errors(base, worm)
+        span = abs(worm.network.makespan_ns - base.network.makespan_ns) / base.network.makespan_ns
+        stats = worm.network.stats
+        print(f"{delay_us:3d} us {join_ns // 1000:5d} us  {100 * err.mean():6.2f} / {100 * err.max():6.2f}%"
+              f"   {100 * span:6.2f}%  {stats['memo_hits']:4d} {stats['skip_backs']:4d}")
