@@ -4,7 +4,11 @@ with TP8-DP4-PP2 on a 64-GPU rail-optimized fat-tree (8 servers x 8 GPUs,
 the iteration-time and per-flow FCT errors.
 
     python benchmarks/bench_workload.py [--layers 8] [--hidden 2048] [--iterations 1] [--preset NAME]
-                                        [--noise N] [--json OUT]
+                                        [--noise N] [--json OUT] [--wormhole-only]
+
+``--wormhole-only`` runs Wormhole alone (its events are deterministic: against a fixed baseline
+count they give the event ratio) and prints where its events went: the kernel's partition and
+why-not lines, and the data frames still simulated packet by packet, by flow kind and size.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import numpy as np
 
 from ns3wormhole import run, topology
 from ns3wormhole.compare import workload_fct_errors, workload_noise
-from ns3wormhole.workload.dag import build_dag
+from ns3wormhole.why_not import partition_summary, why_not_summary
+from ns3wormhole.workload.dag import KIND_NAMES, build_dag
 from ns3wormhole.workload.models import ParallelSpec, Workload, gpt, preset
 
 
@@ -33,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="also run the baseline N times with one compute delay 1 ns longer (the k-th, in "
                         "turn) and print how far it moves from itself: the reference's own noise floor")
     p.add_argument("--json", default=None)
+    p.add_argument("--wormhole-only", action="store_true",
+                   help="no baseline: Wormhole's events, why-not lines and simulated frames by flow kind")
     a = p.parse_args(argv)
     if a.preset:
         work = preset(a.preset, iterations=a.iterations)
@@ -47,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     s = dag.summary()
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {label}, {gpus} GPUs, "
           f"{a.iterations} iteration(s): {s['nodes']} DAG nodes, {s['flows']} flows", flush=True)
+    if a.wormhole_only:
+        attribute(run.run_workload(topo, dag, kernel="wormhole"), dag)
+        return 0
     base = run.run_workload(topo, dag, kernel="baseline")
     worm = run.run_workload(topo, dag, kernel="wormhole")
     b, w = base.network, worm.network
@@ -76,6 +86,29 @@ def main(argv: list[str] | None = None) -> int:
         with open(a.json, "w") as fh:
             json.dump(row, fh, indent=2)
     return 0
+
+
+def attribute(worm, dag) -> None:
+    """Where Wormhole's events went: every simulated data frame costs about the same handful of
+    events (a hop's transmission and arrival, its acknowledgement), so the frames a flow did not
+    have credited (``data_packets``) attribute the events to flow kinds and sizes."""
+    w = worm.network
+    print(f"wormhole  wall {w.wall_s:7.2f} s  events {w.events:>12,}  iteration {worm.iteration_times_ns.tolist()} ns"
+          f"  fast-forwards {w.stats['fast_forwards']}  memo hits {w.stats['memo_hits']}")
+    print(partition_summary(w.stats))
+    print(why_not_summary(w.stats))
+    row_of = {int(f): i for i, f in enumerate(w.flows["id"])}
+    by: dict[tuple[str, int], list[int]] = {}
+    for node in np.nonzero(dag.op == 1)[0]:
+        f = w.flows[row_of[int(worm.node_flow_id[node])]]
+        acc = by.setdefault((KIND_NAMES[dag.kind[node]], int(f["bytes"])), [0, 0, 0])
+        acc[0] += 1
+        acc[1] += int(f["data_packets"])
+        acc[2] += int(f["credited_bytes"])
+    total = sum(v[1] for v in by.values()) or 1
+    for (kind, size), (n, frames, credited) in sorted(by.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {kind:13s} {n:6d} flows of {size:>12,} B: {frames:>10,} frames simulated "
+              f"({100 * frames / total:5.1f}%), {100 * credited / (n * size):6.2f}% of bytes credited")
 
 
 if __name__ == "__main__":

@@ -281,17 +281,18 @@ def test_a_hit_puts_back_the_queue_its_transient_ended_with():
 
 
 def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size():
-    """Two 1 MB flows crossing the same spine (sharing links, so one
-    partition) never turn steady: 1000 packets are fewer than a steady
-    window. The first wave's transient is stored when a flow completes; the
-    next two waves (the same flows left to send) reuse it and skip to just
-    before their ends; a wave of 1.5 MB flows must not (its flows end
-    elsewhere), and is stored as a record of its own."""
+    """Two 600 KB flows crossing the same spine (sharing links, so one
+    partition) never turn steady: 600 packets are fewer than even the quick
+    window a calm partition is judged on (l/4 samples of l/8
+    acknowledgements, 750 at l = 2000). The first wave's transient is stored
+    when a flow completes; the next two waves (the same flows left to send)
+    reuse it and skip to just before their ends; a wave of 700 KB flows must
+    not (its flows end elsewhere), and is stored as a record of its own."""
     from ns3wormhole.compare import compare_flows
     from ns3wormhole.flows import FlowSet
 
     topo = topology.leaf_spine(2, 1, 4, "100Gbps", "400Gbps", "1us")
-    sizes = [1_000_000] * 3 + [1_500_000]
+    sizes = [600_000] * 3 + [700_000]
     flows = FlowSet.concat(
         [FlowSet.from_lists([0, 1], [4, 5], [s, s], [k * 1_000_000] * 2) for k, s in enumerate(sizes)])
     # The first occurrence of each size is replayed: which records apply is

@@ -40,6 +40,13 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     st.retryAfter = 0;
     st.skippedSinceAnchor = 0;
     st.steadyFlows = 0;
+    // Calm: no congestion control of the partition has ever acted, so every
+    // flow sends at a constant line rate (steady detector, quick window).
+    bool calm = true;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        calm = calm && !m_flows[flow].everCut;
+    }
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
         FlowState& fs = m_flows[flow];
@@ -47,7 +54,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.settle = 0;
         fs.anchorFinal = false;
         fs.memoCheck = m_memo;
-        fs.alone = m_partitions.Get(partition).flows.size() == 1;
+        fs.calm = calm;
         fs.anchorTime = m_currentTs;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;

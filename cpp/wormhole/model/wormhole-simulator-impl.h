@@ -223,9 +223,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t settle = 0; ///< samples since the partition last changed
         bool memoCheck = false; ///< look the pattern up at the next acknowledgement
         double lineRate = 0;
-        bool alone = false;     ///< the only flow of its partition
+        bool calm = false;      ///< no flow of its partition was ever cut (docs/fast-forward.md)
         bool everCut = false;   ///< its CC rate was ever below line rate
-        bool quick = false;     ///< judged on the short window (alone, never cut)
+        bool quick = false;     ///< judged on the short window (calm, never cut)
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;

@@ -56,13 +56,26 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     // adapts its time scale to the flow's speed (160 us for a lone 100G flow,
     // about 1 ms for one of eight sharing it).
     //
-    // A flow alone in its partition whose congestion control never cut it
-    // runs at line rate by construction; it needs no l-packet averaging, and
-    // short flows (pipeline sends) could never fill a full window. It is
-    // judged on a window of l/4 samples spanning l/8 acknowledgements each,
-    // until its first cut or a neighbour, which put it back on the full one.
-    fs.everCut = fs.everCut || ccRateBps < fs.lineRate;
-    const bool quick = fs.alone && !fs.everCut;
+    // A flow of a calm partition (no flow's congestion control ever cut its
+    // rate) sends at line rate by construction, as does every flow beside
+    // it: nothing in the partition has a control loop in motion, so there is
+    // no sawtooth for l-packet averaging to smooth, and short flows
+    // (pipeline sends) could never fill a full window. What it shares with
+    // the others is capacity taken by their frames at a constant rate (a
+    // ring step's flows each carry a neighbour's ACKs on their data link) or
+    // a queue that fills, which the mismatch rule below rejects on any
+    // window. It is judged on a window of l/4 samples spanning l/8
+    // acknowledgements each. Its own first cut, or any other flow's, puts
+    // every flow of the partition back on the full window.
+    if (!fs.everCut && ccRateBps < fs.lineRate)
+    {
+        fs.everCut = true;
+        for (uint32_t f : m_partitions.Get(m_partitions.PartitionOfFlow(flowId)).flows)
+        {
+            m_flows[f].calm = false;
+        }
+    }
+    const bool quick = fs.calm;
     if (quick != fs.quick)
     {
         fs.quick = quick;
