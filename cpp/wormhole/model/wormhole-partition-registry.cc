@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 namespace ns3
 {
@@ -40,12 +41,43 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     st.retryAfter = 0;
     st.skippedSinceAnchor = 0;
     st.steadyFlows = 0;
-    // Calm: no congestion control of the partition has ever acted, so every
+    // Calm: no congestion control of the partition has ever acted, and no
+    // egress port is offered more than it can send (the line rates of the
+    // flows whose data crosses it add up to at most its capacity), so every
     // flow sends at a constant line rate (steady detector, quick window).
-    bool calm = true;
+    // An oversubscribed egress is not calm even before any cut: its frames
+    // queue and PFC, not congestion control, may be what holds them back (a
+    // step-marked incast whose PFC band lies below kmax: no mark, no cut,
+    // sends equal to deliveries over a standing queue), a control loop the
+    // quick window cannot see. A ring's flows cross each other's links only
+    // with acknowledgements; flows that merely share a faster fabric port
+    // do not queue there.
+    bool calm = FlowSeam::creditor != nullptr;
+    std::unordered_map<uint64_t, std::pair<double, double>> offered; // egress -> (line rates, capacity)
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
-        calm = calm && !m_flows[flow].everCut;
+        const FlowState& fs = m_flows[flow];
+        if (!calm || fs.everCut)
+        {
+            calm = false;
+            break;
+        }
+        FlowSeam::creditor->GetPathBacklog(flow, hops); // hop i leaves through data link i
+        const size_t n = std::min<size_t>(hops.size(), fs.dataHops);
+        for (size_t i = 0; i < n; ++i)
+        {
+            // A host NIC's hop has key 0: name it by the sender's link.
+            const uint64_t key = hops[i].first != 0 ? hops[i].first : (uint64_t{1} << 63) | fs.links[i];
+            auto [it, fresh] = offered.try_emplace(key, 0.0, 0.0);
+            if (fresh)
+            {
+                double payloadBps = 0;
+                FlowSeam::creditor->GetLinkCapacity(fs.links[i], it->second.second, payloadBps);
+            }
+            it->second.first += fs.lineRate;
+            calm = calm && it->second.first <= it->second.second * (1 + 1e-9);
+        }
     }
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
