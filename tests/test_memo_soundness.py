@@ -2,7 +2,9 @@
 (link delays among the rest), what a hit credits when a long round trip
 leaves much in flight, and records whose numbers are not physical. Every
 accuracy check is against the default kernel on the same scenario and seed;
-step ECN marking (kmin = kmax) keeps the reference deterministic."""
+step ECN marking (kmin = kmax) keeps the reference deterministic, and where
+marking is probabilistic a run is judged against the reference's
+distribution over seeds (the accuracy matrix's judgement)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import struct
 import numpy as np
 import pytest
 
-from ns3wormhole import run, topology
+from ns3wormhole import accuracy_matrix as am
+from ns3wormhole import compare, run, topology
 from ns3wormhole.compare import fct_errors
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast
@@ -260,6 +263,30 @@ def test_an_untouched_record_round_trips_and_is_used(filled_store, tmp_path):
 
 
 # ------------------------------------------------------------ random draws
+#
+# Repeated DCQCN incasts (issue 11): with probabilistic marking each wave's
+# outcome is a random draw, so Wormhole's run is judged as one more draw of
+# the reference, as the accuracy matrix judges it (docs/fast-forward.md,
+# "Judging a run against a chaotic reference"): per-flow errors within the
+# 99% prediction bound of the reference's seed-to-seed sample, makespan
+# likewise, and the same perturbations run under both kernels to show no
+# bias. The issue's 2% on the mean FCT over the run holds for every one of
+# those runs: replaying one draw for every later wave makes the run's mean
+# FCT that one draw's (1.6% standard deviation over seeds on the 1 us
+# pattern, against 0.7% for the reference, which averages eight draws), and
+# it is the run-level mean, not any flow's error, that then leaves 2%.
+
+# The issue's bound on the mean FCT over a run of repeated DCQCN incasts.
+MEAN_FCT = 0.02
+
+
+def dcqcn_case(senders, size, delay_us, count):
+    """``count`` waves of a ``senders``-to-1 incast of ``size`` bytes a flow,
+    each starting once the previous one has drained (the matrix's spacing:
+    the wave at ~80 Gb/s plus a few RTTs and a steady stretch)."""
+    gap = int(senders * size * 8 / 80e9 * 1e9) + 2 * am._unit(delay_us)
+    flows = waves(list(range(senders)), senders, size, count, gap)
+    return am.Case(topology.star(senders + 1, "100Gbps", f"{delay_us}us"), flows)
 
 
 def dcqcn_waves(fabric, cfg=None, kernel="wormhole"):
@@ -268,36 +295,94 @@ def dcqcn_waves(fabric, cfg=None, kernel="wormhole"):
     return run.run_flows(topo, flows, fabric, kernel=kernel, wormhole=cfg)
 
 
-def mean_fct(r):
-    return float(np.mean(r.flows["fct_ns"]))
+def judge_dcqcn_waves(case, count, cfg=None):
+    """Wormhole (``cfg``) on ``case`` under default marking, judged against
+    the reference's distribution; returns its run's stats."""
+    fabric = FabricConfig()
+    ref = am.reference(case, fabric)
+    assert not ref.deterministic and len(ref.sample) >= am.MIN_DRAWS, ref.draws
+    runs = []
+
+    def wormhole(c, fab):
+        runs.append(am.simulate(c, fab, "wormhole", cfg))
+        return runs[-1]
+
+    worm = wormhole(case, fabric)
+    bias_span, bias_fct = ref.bias(wormhole, worm, margins=(am.BOUND_MAKESPAN, MEAN_FCT))
+    err, span = worm.errors_against(ref.run)
+    mean, worst, span_bound = ref.bounds()
+    assert err.mean() <= mean and err.max() <= worst, (err.mean(), mean, err.max(), worst)
+    assert span <= am.BOUND_MAKESPAN or ref.makespan_error(worm) <= span_bound, (span, span_bound)
+    # the run and each perturbation of the sample, against the default
+    # kernel's run of the same
+    _, fct = compare.signed_errors([ref.run.network] + [d.run.network for d in ref.sample],
+                                   [r.network for r in runs])
+    assert np.all(np.abs(fct) <= MEAN_FCT), fct
+    assert bias_span.ok and bias_fct.ok, (bias_span, bias_fct)
+    stats = worm.network.stats
+    # every wave after the first two occurrences (memo_confirmations = 2
+    # under probabilistic marking) is decided by the memo: replayed if the
+    # two agree, simulated if they disagree
+    decided = stats["memo_hits"] + stats["memo_miss_reasons"]["disagree"]
+    assert decided >= count - 2, stats
+    return stats
 
 
-def test_repeated_dcqcn_incasts_are_not_one_draw_replayed():
-    """Eight waves of a 4-to-1 DCQCN incast under probabilistic ECN marking:
-    each wave's outcome is a random draw. The memo must not replay one draw
-    for every later wave: per-flow error within the reference's own spread
-    from seed to seed, mean FCT over the run within 2%."""
-    base = dcqcn_waves(FabricConfig(), kernel="baseline")
-    others = [dcqcn_waves(FabricConfig(seed=s), kernel="baseline") for s in (2, 3)]
-    spread_mean = max(fct_errors(base, o).mean() for o in others)
-    spread_max = max(fct_errors(base, o).max() for o in others)
-    worm = dcqcn_waves(FabricConfig())
-    err = fct_errors(base, worm)
-    assert err.mean() <= spread_mean and err.max() <= spread_max, (err.mean(), spread_mean, err.max(), spread_max)
-    assert abs(mean_fct(worm) - mean_fct(base)) / mean_fct(base) <= 0.02
+@pytest.mark.parametrize("senders,size,delay_us,replayed", [
+    # occurrences disagree: the memo must refuse to replay either
+    (4, 2_000_000, 1, False),
+    # occurrences agree within 2%: the medoid is replayed
+    (2, 8_000_000, 20, True),
+])
+def test_repeated_dcqcn_incasts_are_not_one_draw_replayed(senders, size, delay_us, replayed):
+    """Eight waves of a DCQCN incast under probabilistic ECN marking: each
+    wave's outcome is a random draw. The memo must not replay one draw for
+    every later wave: per-flow error within the reference's own
+    seed-to-seed distribution, mean FCT over the run within 2%, and where the
+    occurrences agree the later waves are hits."""
+    stats = judge_dcqcn_waves(dcqcn_case(senders, size, delay_us, 8), 8)
+    if replayed:
+        assert stats["memo_hits"] >= 1, stats
+
+
+# Found by the judgement above and not yet fixed (the replay, not the test):
+# on these the later waves are hits that leave the reference's distribution.
+REPLAY_OUTSIDE_DISTRIBUTION = pytest.mark.xfail(strict=True, reason=(
+    "replayed DCQCN waves leave the reference's distribution: 4-to-1 of 8 MB at 20 us, per-flow mean "
+    "3.5% (seed 1) and 7.1% (seed 3) against a seed-to-seed 1.2-1.9%; 2-to-1 of 8 MB at 50 us, seed 4: "
+    "26 hits for 16 waves, one flow a wave 23-33% late, mean FCT +13%"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("senders,size,delay_us", [
+    (4, 2_000_000, 5),
+    (2, 2_000_000, 5),
+    pytest.param(4, 8_000_000, 20, marks=REPLAY_OUTSIDE_DISTRIBUTION),
+    pytest.param(2, 8_000_000, 50, marks=REPLAY_OUTSIDE_DISTRIBUTION),
+])
+def test_repeated_dcqcn_incasts_are_not_one_draw_replayed_more_waves(senders, size, delay_us):
+    """The same judgement over sixteen waves at other sizes and delays."""
+    judge_dcqcn_waves(dcqcn_case(senders, size, delay_us, 16), 16)
 
 
 def test_repeated_step_marked_incasts_are_replayed_within_bounds():
     """The same waves with step marking draw nothing: one occurrence is the
-    outcome, later waves hit, within mean 1% / max 5%, and the run takes
-    fewer events than with the memo off."""
+    outcome, every later wave hits, within mean 1% / max 5% / makespan 1%. Each
+    wave drains before the next, so a wave is one transient from its start
+    to its completions and a hit replays all of it: the hit waves together
+    must cost less than one wave simulated packet by packet (memo off:
+    1/waves of its events a wave)."""
+    count = 8
     base = dcqcn_waves(STEP, kernel="baseline")
     worm = dcqcn_waves(STEP)
     off = dcqcn_waves(STEP, run.WormholeConfig(memo=False))
-    assert worm.stats["memo_hits"] >= 4
+    hits = worm.stats["memo_hits"]
+    assert hits >= count - 1, worm.stats  # every wave after the first
     err = fct_errors(base, worm)
     assert err.mean() <= 0.01 and err.max() <= 0.05, (err.mean(), err.max())
-    assert worm.events < off.events
+    assert abs(worm.makespan_ns - base.makespan_ns) / base.makespan_ns <= 0.01
+    per_wave = off.events / count
+    assert worm.events < (count - hits + 1) * per_wave, (worm.events, off.events, hits)
 
 
 # ------------------------------------------------- a hit and a later join
