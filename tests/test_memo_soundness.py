@@ -436,7 +436,8 @@ def test_a_record_holds_its_transients_course(filled_store):
 def unforeseen_join_dag(join_ns, size=4_000_000, gap_ns=8_000_000):
     """Two 4-to-1 waves (hosts 0-3 to 4), the second started by compute
     delays; a fifth flow (host 5 to 4, half the size) started by a compute
-    delay join_ns into the second wave: no flow list announces it."""
+    delay join_ns into the second wave: no flow list announces it, the
+    executor does (its start is the delay's end: tests/test_dag_foresight.py)."""
     from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement
     from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_COMM
 
@@ -450,6 +451,27 @@ def unforeseen_join_dag(join_ns, size=4_000_000, gap_ns=8_000_000):
     return b.build()
 
 
+def unforeseeable_join_dag(join_ns, delay_us, size=4_000_000, gap_ns=8_000_000):
+    """unforeseen_join_dag, but the fifth flow waits for a 1 kB flow between
+    hosts 6 and 7 (started by a compute delay): its start is that flow's end,
+    which the executor cannot know in advance (a join it can know, it
+    announces: tests/test_dag_foresight.py). The small flow starts about its
+    completion time (four link delays) early, so the join lands near
+    join_ns."""
+    from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement
+    from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_COMM
+
+    b = DagBuilder(Placement(ParallelSpec(dp=8, gpus_per_server=1)))
+    senders, receiver = np.array([0, 1, 2, 3]), np.array([4] * 4)
+    b.transfer(senders, receiver, size, kind=KIND_DP_COMM)
+    wait = b.delay(senders, gap_ns, kind=KIND_COMPUTE)
+    b.transfer(senders, receiver, size, kind=KIND_DP_COMM, deps=[wait])
+    late = b.delay(np.array([6]), gap_ns + join_ns - 4 * delay_us * 1000, kind=KIND_COMPUTE)
+    ping = b.transfer(np.array([6]), np.array([7]), 1000, kind=KIND_DP_COMM, deps=[late])
+    b.transfer(np.array([5]), np.array([4]), size // 2, kind=KIND_DP_COMM, deps=[ping])
+    return b.build()
+
+
 @pytest.mark.parametrize("delay_us,join_ns", [
     (1, 300_000),
     (1, 900_000),
@@ -460,8 +482,9 @@ def unforeseen_join_dag(join_ns, size=4_000_000, gap_ns=8_000_000):
     (50, 600_000),
 ])
 def test_a_hit_cut_short_by_an_unforeseen_join_resumes_from_its_course(delay_us, join_ns):
-    """The second wave is a memo hit; the fifth flow, started by the DAG,
-    skips it back mid-transient. Keeping the stored end state with partial
+    """The second wave is a memo hit; the fifth flow, started by the DAG when
+    a small flow elsewhere ends (so nobody can announce it), skips it back
+    mid-transient. Keeping the stored end state with partial
     credit erred by up to 180% per flow; undoing the hit, by 320%. On long
     links the frames the hit froze in flight (a first round trip at line
     rate) came back on top of the checkpoint's queue: 10 us, 900 us in, 16%
@@ -469,8 +492,8 @@ def test_a_hit_cut_short_by_an_unforeseen_join_resumes_from_its_course(delay_us,
     are listed in docs/memo.md."""
     from ns3wormhole.compare import workload_fct_errors
 
-    topo = topology.star(6, "100Gbps", f"{delay_us}us")
-    dag = unforeseen_join_dag(join_ns)
+    topo = topology.star(8, "100Gbps", f"{delay_us}us")
+    dag = unforeseeable_join_dag(join_ns, delay_us)
     base = run.run_workload(topo, dag, STEP)
     worm = run.run_workload(topo, dag, STEP, kernel="wormhole")
     assert worm.network.stats["memo_hits"] >= 1 and worm.network.stats["skip_backs"] >= 1

@@ -416,6 +416,7 @@ RunWorkload(TopologyArrays topo,
     RdmaNetwork* rawNet = PeekPointer(net);
     WorkloadExecutor* rawExec = PeekPointer(exec);
     exec->SetStartFlowHook([rawNet](uint32_t s, uint32_t d, uint64_t b) { return rawNet->StartFlowNow(s, d, b, 3); });
+    exec->SetRouteLinksHook([rawNet](uint32_t s, uint32_t d) { return rawNet->RouteLinks(s, d); });
     net->SetFlowCompleteCallback([rawExec](uint32_t id) { rawExec->OnFlowComplete(id); });
     exec->Start();
     py::dict out = RunSimulation(
@@ -434,6 +435,7 @@ RunWorkload(TopologyArrays topo,
     w["collective_end_ns"] =
         py::array_t<int64_t>(exec->GetCollectiveEndNs().size(), exec->GetCollectiveEndNs().data());
     w["finished"] = exec->IsFinished();
+    w["foreseen"] = exec->GetNumForeseen();
     out["workload"] = w;
     net->SetFlowCompleteCallback(nullptr);
     exec->Dispose();

@@ -359,6 +359,7 @@ class WorkloadResult:
     collective_start_ns: np.ndarray
     collective_end_ns: np.ndarray
     finished: bool
+    foreseen: int = 0  # flow starts announced to the Wormhole kernel in advance (docs/memo.md)
 
     @property
     def iteration_times_ns(self) -> np.ndarray:
@@ -411,4 +412,5 @@ def run_workload(
         collective_start_ns=np.asarray(w["collective_start_ns"]),
         collective_end_ns=np.asarray(w["collective_end_ns"]),
         finished=bool(w["finished"]),
+        foreseen=int(w["foreseen"]),
     )

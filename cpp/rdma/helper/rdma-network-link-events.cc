@@ -40,7 +40,7 @@ RdmaNetwork::ScheduleLinkEvent(uint32_t linkId, uint64_t atNs, bool up)
     // Routes may change anywhere, so every partition's skip ends there.
     std::vector<uint32_t> all(m_links.size());
     std::iota(all.begin(), all.end(), 0);
-    wormhole::FlowSeam::Interrupt(index, atNs, all);
+    wormhole::FlowSeam::Interrupt(atNs, all);
 }
 
 void

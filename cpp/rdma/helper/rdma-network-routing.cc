@@ -1,10 +1,13 @@
 // RdmaNetwork routing: BFS shortest paths to every host with equal-cost port
 // sets (ECMP tables per device), and the hop walk along a flow's route
-// (data links, links the kernel is told about).
+// (data links, links the kernel is told about), and the links any route
+// between two hosts may take (foreseen flow starts).
 #include "rdma-network.h"
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
+#include <utility>
 
 namespace ns3
 {
@@ -18,6 +21,7 @@ RdmaNetwork::ComputeRoutes()
     // each destination. A host cut off from d keeps its ports towards d (what
     // it sends is lost on its failed link), so it never lacks a route.
     const auto n = static_cast<uint32_t>(m_devices.size());
+    m_hopsTo.assign(n, {});
     std::vector<std::vector<uint32_t>> offsets(n, std::vector<uint32_t>(n + 1, 0));
     std::vector<std::vector<uint16_t>> ports(n);
     std::vector<uint32_t> dist(n);
@@ -56,9 +60,7 @@ RdmaNetwork::ComputeRoutes()
                 const size_t before = ports[u].size();
                 for (uint32_t p = 0; p < m_devices[u]->GetNPorts() && dist[u] != kUnreached; ++p)
                 {
-                    const RdmaPort& port = m_devices[u]->GetPort(p);
-                    const uint32_t v = port.peer->GetIndex();
-                    if ((v == d || m_isSwitch[v]) && dist[v] + 1 == dist[u] && !m_linkDown[port.linkId])
+                    if (IsRoutePort(u, p, d, dist))
                     {
                         ports[u].push_back(static_cast<uint16_t>(p));
                     }
@@ -76,6 +78,10 @@ RdmaNetwork::ComputeRoutes()
         {
             offsets[u][d + 1] = static_cast<uint32_t>(ports[u].size());
         }
+        if (!m_isSwitch[d])
+        {
+            m_hopsTo[d] = dist; // kept for RouteLinks
+        }
     }
     for (uint32_t u = 0; u < n; ++u)
     {
@@ -85,6 +91,73 @@ RdmaNetwork::ComputeRoutes()
     }
 }
 
+bool
+RdmaNetwork::IsRoutePort(uint32_t u, uint32_t p, uint32_t d, const std::vector<uint32_t>& dist) const
+{
+    const RdmaPort& port = m_devices[u]->GetPort(p);
+    const uint32_t v = port.peer->GetIndex();
+    return (v == d || m_isSwitch[v]) && dist[v] + 1 == dist[u] && !m_linkDown[port.linkId];
+}
+
+std::vector<uint32_t>
+RdmaNetwork::RouteLinks(uint32_t src, uint32_t dst) const
+{
+    // Every link of every equal-cost path from src to dst and back (a flow's
+    // ACKs take the reverse route, hashed on their own): whichever path ECMP
+    // gives the flow, and whatever id it gets, its links are among these.
+    // Where a route is missing (a host cut off by failures), every link: an
+    // announcement that touches too much costs speed, one that misses a link
+    // costs accuracy.
+    std::vector<uint8_t> used(m_links.size(), 0);
+    std::vector<uint32_t> stack;
+    for (auto [from, to] : {std::pair{src, dst}, std::pair{dst, src}})
+    {
+        if (to >= m_hopsTo.size() || m_hopsTo[to].empty() || from >= m_devices.size() ||
+            m_hopsTo[to][from] == std::numeric_limits<uint32_t>::max())
+        {
+            std::vector<uint32_t> all(m_links.size());
+            std::iota(all.begin(), all.end(), 0);
+            return all;
+        }
+        const std::vector<uint32_t>& dist = m_hopsTo[to];
+        std::vector<uint8_t> seen(m_devices.size(), 0);
+        stack.assign(1, from);
+        seen[from] = 1;
+        while (!stack.empty())
+        {
+            const uint32_t u = stack.back();
+            stack.pop_back();
+            if (u == to)
+            {
+                continue;
+            }
+            for (uint32_t p = 0; p < m_devices[u]->GetNPorts(); ++p)
+            {
+                if (!IsRoutePort(u, p, to, dist))
+                {
+                    continue;
+                }
+                const RdmaPort& port = m_devices[u]->GetPort(p);
+                used[port.linkId] = 1;
+                const uint32_t v = port.peer->GetIndex();
+                if (!seen[v])
+                {
+                    seen[v] = 1;
+                    stack.push_back(v);
+                }
+            }
+        }
+    }
+    std::vector<uint32_t> links;
+    for (uint32_t l = 0; l < used.size(); ++l)
+    {
+        if (used[l])
+        {
+            links.push_back(l);
+        }
+    }
+    return links;
+}
 
 std::vector<uint32_t>
 RdmaNetwork::DataLinks(uint32_t index) const

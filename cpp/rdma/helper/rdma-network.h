@@ -149,6 +149,10 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// left without one stall. Call after Build. Throws std::invalid_argument
     /// naming the event's index (the order of calls).
     void ScheduleLinkEvent(uint32_t linkId, uint64_t atNs, bool up);
+    /// Every link a flow from host src to host dst may use on the current
+    /// routes (any ECMP path, both directions), as the Wormhole kernel names
+    /// links: what a foreseen start of such a flow is announced on.
+    std::vector<uint32_t> RouteLinks(uint32_t src, uint32_t dst) const;
     /// Ids of unfinished flows that had no path at the last link event.
     std::vector<uint32_t> GetStalledFlows() const;
     /// Plain hook for C++ callers, called with the flow id on completion.
@@ -201,6 +205,9 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
 
   private:
     void ComputeRoutes();
+    /// Port p of device u is on a shortest path to host d (hop counts `dist`
+    /// to d) over links that are up.
+    bool IsRoutePort(uint32_t u, uint32_t p, uint32_t d, const std::vector<uint32_t>& dist) const;
     void SetLinkState(uint32_t linkId, bool up);
     /// After a routing change: every started, unfinished flow takes its new path.
     void Reroute();
@@ -256,6 +263,9 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     std::vector<uint8_t> m_isSwitch;
     std::vector<uint8_t> m_linkDown; ///< per link: failed now
     uint32_t m_linkEvents = 0;
+    /// Per host: hops from each node to it on the current routes (BFS of
+    /// ComputeRoutes; UINT32_MAX unreached); empty for a switch.
+    std::vector<std::vector<uint32_t>> m_hopsTo;
     std::vector<uint32_t> m_stalled; ///< flow indexes without a path
     std::vector<Ptr<Node>> m_nodes;
     std::vector<Ptr<RdmaDevice>> m_devices;

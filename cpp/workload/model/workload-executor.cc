@@ -254,6 +254,9 @@ WorkloadExecutor::SetDag(const WorkloadDagView& d)
     m_endNs.assign(n, -1);
     m_flowId.assign(n, kNoFlow);
     m_pending = m_inDegree;
+    m_uncertain = m_inDegree;
+    m_latestDelayEndNs.assign(n, -1);
+    m_foreseen = 0;
     m_ready.clear();
     m_flowNode.clear();
     m_earlyDone.clear();
@@ -266,6 +269,18 @@ void
 WorkloadExecutor::SetStartFlowHook(StartFlowHook hook)
 {
     m_startFlow = std::move(hook);
+}
+
+void
+WorkloadExecutor::SetRouteLinksHook(RouteLinksHook hook)
+{
+    m_routeLinks = std::move(hook);
+}
+
+uint32_t
+WorkloadExecutor::GetNumForeseen() const
+{
+    return m_foreseen;
 }
 
 void
@@ -362,13 +377,19 @@ WorkloadExecutor::Launch(uint32_t node)
             LaunchFlow(node);
         }
     }
-    else if (m_durationNs[node] == 0)
-    {
-        Finish(node);
-    }
     else
     {
-        Simulator::Schedule(NanoSeconds(m_durationNs[node]), &WorkloadExecutor::DelayDone, this, node);
+        // Its end is known from now on: successors waiting only on it (and
+        // on other such delays) have a known start.
+        Resolve(node, now + static_cast<int64_t>(m_durationNs[node]));
+        if (m_durationNs[node] == 0)
+        {
+            Finish(node);
+        }
+        else
+        {
+            Simulator::Schedule(NanoSeconds(m_durationNs[node]), &WorkloadExecutor::DelayDone, this, node);
+        }
     }
 }
 
@@ -456,6 +477,10 @@ WorkloadExecutor::Finish(uint32_t node)
             MakeReady(s);
         }
     }
+    if (m_op[node] == OP_FLOW)
+    {
+        Resolve(node, -1); // a delay resolved its successors when it started
+    }
     const uint32_t it = m_iteration[node];
     m_iterEndNs[it] = std::max(m_iterEndNs[it], ns);
     if (--m_iterRemaining[it] == 0)
@@ -471,6 +496,39 @@ WorkloadExecutor::Finish(uint32_t node)
         {
             Simulator::Stop();
         }
+    }
+}
+
+void
+WorkloadExecutor::Resolve(uint32_t node, int64_t endNs)
+{
+    const int64_t now = Simulator::Now().GetNanoSeconds();
+    for (int64_t e = m_succPtr[node]; e < m_succPtr[node + 1]; ++e)
+    {
+        const uint32_t s = m_succIdx[e];
+        NS_ASSERT(m_uncertain[s] > 0);
+        m_latestDelayEndNs[s] = std::max(m_latestDelayEndNs[s], endNs);
+        if (--m_uncertain[s] > 0 || m_op[s] != OP_FLOW)
+        {
+            continue;
+        }
+        // Every predecessor has finished or is a delay that ends at a known
+        // time: the flow starts when the last of them ends (it cannot start
+        // before now), after the launch delay. A start now needs no notice:
+        // it happens in this very event.
+        const int64_t at = std::max(m_latestDelayEndNs[s], now) + m_flowLaunchDelay.GetNanoSeconds();
+        if (at <= now || !m_routeLinks)
+        {
+            continue;
+        }
+#if __has_include("flow-seam.h")
+        if (wormhole::FlowSeam::listener)
+        {
+            // An interrupt, not a flow: the model has not chosen the flow's id.
+            wormhole::FlowSeam::Interrupt(static_cast<uint64_t>(at), m_routeLinks(m_src[s], m_dst[s]));
+            ++m_foreseen;
+        }
+#endif
     }
 }
 

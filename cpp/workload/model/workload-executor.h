@@ -11,6 +11,14 @@
 //   exec->SetStartFlowHook([net](uint32_t s, uint32_t d, uint64_t b) { return net->StartFlowNow(s, d, b, 3); });
 //   net->FlowComplete hook -> exec->OnFlowComplete(flowId);
 //
+// Foresight: a flow node whose still-pending predecessors are all running delays
+// starts at a time the executor knows (the latest of their ends, plus the launch
+// delay). When a node's start becomes certain, the executor announces it to the
+// Wormhole kernel as a known start on the links the route hook names, so a
+// memoized transient or a skip stops there instead of being cut short
+// (docs/memo.md, "Foreseen joins"). Without a route hook, or under another
+// kernel, nothing is announced.
+//
 // Recorded: per-node start/end, per-iteration start/end (first node start, last
 // node end), per-collective start/end. No Python in the loop.
 #ifndef NS3_WORKLOAD_EXECUTOR_H
@@ -58,6 +66,9 @@ class WorkloadExecutor : public Object
     /// Starts a flow of `bytes` from `src` to `dst` now; returns the flow id the
     /// model will later pass to OnFlowComplete.
     using StartFlowHook = std::function<uint32_t(uint32_t src, uint32_t dst, uint64_t bytes)>;
+    /// Every link (as the Wormhole kernel names them) a flow from `src` to
+    /// `dst` may use, whatever path the model gives it; more is safe.
+    using RouteLinksHook = std::function<std::vector<uint32_t>(uint32_t src, uint32_t dst)>;
 
     typedef void (*NodeTracedCallback)(uint32_t node);
     typedef void (*IterationTracedCallback)(uint32_t iteration, Time end);
@@ -72,6 +83,9 @@ class WorkloadExecutor : public Object
     /// Not allowed while running.
     void SetDag(const WorkloadDagView& dag);
     void SetStartFlowHook(StartFlowHook hook);
+    void SetRouteLinksHook(RouteLinksHook hook);
+    /// Foreseen flow starts announced to the kernel so far (one per flow node at most).
+    uint32_t GetNumForeseen() const;
 
     /// Starts at the current simulation time plus the StartTime attribute: every node
     /// with no predecessor becomes ready (an empty DAG finishes at once). Throws
@@ -114,6 +128,10 @@ class WorkloadExecutor : public Object
     void LaunchFlow(uint32_t node);
     void DelayDone(uint32_t node);
     void Finish(uint32_t node);
+    /// Predecessor `node` of each successor no longer makes its start
+    /// uncertain (a delay started, ending at `endNs`; or any node finished
+    /// that had not been counted): announce the successors that became certain.
+    void Resolve(uint32_t node, int64_t endNs);
 
     // DAG (copied)
     uint32_t m_n = 0;
@@ -138,6 +156,11 @@ class WorkloadExecutor : public Object
     bool m_inHook = false;                              ///< inside the start-flow hook
     std::vector<uint32_t> m_earlyDone;                  ///< ids completed inside the hook
     std::vector<uint32_t> m_iterRemaining;            ///< unfinished nodes per iteration
+    /// Per node: predecessors neither finished nor running delays (its start
+    /// is certain once this is 0), and the latest end of its delays so far.
+    std::vector<uint32_t> m_uncertain;
+    std::vector<int64_t> m_latestDelayEndNs;
+    uint32_t m_foreseen = 0;
 
     // results
     std::vector<int64_t> m_startNs, m_endNs;
@@ -146,6 +169,7 @@ class WorkloadExecutor : public Object
     std::vector<int64_t> m_collStartNs, m_collEndNs;
 
     StartFlowHook m_startFlow;
+    RouteLinksHook m_routeLinks;
     Time m_startTime;
     Time m_flowLaunchDelay;
     bool m_stopWhenDone = true;

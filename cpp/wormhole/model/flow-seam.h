@@ -200,10 +200,22 @@ struct FlowSeam
         }
     }
 
-    /// Known interrupt number n (0, 1, ...) at atNs touching `links`.
-    static void Interrupt(uint32_t n, uint64_t atNs, const std::vector<uint32_t>& links)
+    /// Interrupt ids handed out so far. One counter for everything that
+    /// announces interrupts (a model's link events, a workload executor's
+    /// foreseen flow starts), so no two announcements share an id: the
+    /// kernel keys what it was told by id. Wraps within the range, never
+    /// reaching 0xffffffff; a wrap only matters if 2^24 announcements were
+    /// pending at once.
+    static inline uint32_t interrupts = 0;
+
+    /// A known interrupt at atNs touching `links`, under the next free id.
+    static void Interrupt(uint64_t atNs, const std::vector<uint32_t>& links)
     {
-        Scheduled(kFirstInterruptId + n, atNs, links);
+        if (NS3WH_SEAM_ACTIVE && listener)
+        {
+            constexpr uint32_t span = 0xffffffffu - kFirstInterruptId;
+            Scheduled(kFirstInterruptId + interrupts++ % span, atNs, links);
+        }
     }
 
     static void Rerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops)

@@ -108,6 +108,19 @@ WormholeSimulatorImpl::ClearWindows(uint32_t partition)
 void
 WormholeSimulatorImpl::FlowScheduled(uint32_t flowId, uint64_t startNs, const std::vector<uint32_t>& links)
 {
+    // Interrupts (link events, a workload's foreseen starts) never start, so
+    // nothing else removes them; UntilKnownJoin looks only from now on, so
+    // what is past is dropped here (a flow of a list that has not started by
+    // its time is no longer ahead either; FlowStarted finds it gone).
+    while (!m_futureStarts.empty() && m_futureStarts.begin()->first < m_currentTs)
+    {
+        const auto [at, id] = *m_futureStarts.begin();
+        if (auto known = m_futureFlows.find(id); known != m_futureFlows.end() && known->second.first == at)
+        {
+            m_futureFlows.erase(known);
+        }
+        m_futureStarts.erase(m_futureStarts.begin());
+    }
     m_futureStarts.emplace(startNs, flowId);
     m_futureFlows[flowId] = {startNs, links};
 }
