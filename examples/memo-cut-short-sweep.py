@@ -2,8 +2,10 @@
 offsets: per-flow FCT error (mean / max) and makespan error of the Wormhole
 kernel against the default kernel. The scenario is the one of
 tests/test_memo_soundness.py (two 4-to-1 waves of 4 MB under step marking, a
-fifth flow of 2 MB started by a DAG compute delay join_ns into wave 2); the
-numbers are the table in docs/memo.md.
+fifth flow of 2 MB that joins about join_ns into wave 2, started by the end of
+a 1 kB flow elsewhere, which no one can announce: a join started by a compute
+delay alone is foreseen and refuses the hit, tests/test_dag_foresight.py);
+the numbers are the table in docs/memo.md.
 
     .venv/bin/python examples/memo-cut-short-sweep.py [delay_us ...]
 """
@@ -13,7 +15,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
 
-from test_memo_soundness import STEP, unforeseen_join_dag  # noqa: E402
+from test_memo_soundness import STEP, unforeseeable_join_dag  # noqa: E402
 
 from ns3wormhole import run, topology  # noqa: E402
 from ns3wormhole.compare import workload_fct_errors  # noqa: E402
@@ -21,9 +23,9 @@ from ns3wormhole.compare import workload_fct_errors  # noqa: E402
 delays = [int(d) for d in sys.argv[1:]] or [1, 10, 20, 50]
 print("links  join   per-flow mean / max   makespan  hits skip-backs")
 for delay_us in delays:
-    topo = topology.star(6, "100Gbps", f"{delay_us}us")
+    topo = topology.star(8, "100Gbps", f"{delay_us}us")
     for join_ns in (100_000, 300_000, 600_000, 900_000, 1_200_000):
-        dag = unforeseen_join_dag(join_ns)
+        dag = unforeseeable_join_dag(join_ns, delay_us)
         base = run.run_workload(topo, dag, STEP)
         worm = run.run_workload(topo, dag, STEP, kernel="wormhole")
         err = workload_fct_errors(base, worm)
