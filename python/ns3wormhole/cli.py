@@ -644,6 +644,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         _say(f"ns3-wormhole: {_stopped_word()}")
         return _stopped_code()
+    except Exception as exc:
+        if not _STOPPED_BY:
+            return _failed(exc)
+        # A stop signal turned into another error by whatever it interrupted:
+        # an extension module's import reports "initialization failed".
+        _say(f"ns3-wormhole: {_stopped_word()}")
+        return _stopped_code()
+
+
+def _failed(exc: Exception) -> int:
+    """The exit code and one-line message of an error that stopped the command."""
+    try:
+        raise exc
     except CliError as exc:
         _say(f"ns3-wormhole: error: {_one_line(exc)}")
         return 2
