@@ -87,6 +87,18 @@ def test_small_sweep_still_exits_0(tmp_path):
     assert r.returncode == 0, r.stderr
 
 
+
+def _main_running(monkeypatch, func) -> int:
+    """``cli.main`` with ``func`` as the command, pytest's signal handlers kept."""
+    from ns3wormhole import cli
+
+    monkeypatch.setattr(signal, "signal", lambda *a: None)
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    monkeypatch.setattr(parser, "parse_args", lambda argv: type("A", (), {"func": staticmethod(func)})())
+    return cli.main([])
+
+
 def test_a_stop_signal_turned_into_an_import_error_still_exits_as_stopped(monkeypatch, capsys):
     """A Ctrl-C that lands inside an extension module's import surfaces as
     ImportError("initialization failed"), seen under load as exit 2 and an
@@ -97,24 +109,14 @@ def test_a_stop_signal_turned_into_an_import_error_still_exits_as_stopped(monkey
         cli._STOPPED_BY.append(signal.SIGINT)  # what the handler records
         raise ImportError("initialization failed")
 
-    monkeypatch.setattr(signal, "signal", lambda *a: None)  # keep pytest's own handlers
-    parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
-    monkeypatch.setattr(parser, "parse_args", lambda argv: type("A", (), {"func": staticmethod(interrupted_import)})())
-    assert cli.main([]) == 130
+    assert _main_running(monkeypatch, interrupted_import) == 130
     err = capsys.readouterr().err
     assert "error" not in err and "interrupted" in err
 
 
 def test_an_import_error_without_a_stop_is_an_error(monkeypatch, capsys):
-    from ns3wormhole import cli
-
     def broken(args):
         raise ImportError("initialization failed")
 
-    monkeypatch.setattr(signal, "signal", lambda *a: None)  # keep pytest's own handlers
-    parser = cli.build_parser()
-    monkeypatch.setattr(cli, "build_parser", lambda: parser)
-    monkeypatch.setattr(parser, "parse_args", lambda argv: type("A", (), {"func": staticmethod(broken)})())
-    assert cli.main([]) == 2
+    assert _main_running(monkeypatch, broken) == 2
     assert "error: initialization failed" in capsys.readouterr().err
