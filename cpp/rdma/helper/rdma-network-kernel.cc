@@ -227,4 +227,29 @@ RdmaNetwork::WaiveBytes(uint64_t portKey, uint64_t bytes)
     m_switches[node]->WaiveBytes(port, bytes);
 }
 
+void
+RdmaNetwork::SetInFlightEcnExempt(const std::vector<uint32_t>& flowIds, bool exempt)
+{
+    m_ecnExemptBelow.resize(m_flows.size(), 0);
+    std::vector<std::pair<uint32_t, uint32_t>> ports; // (switch, port) on the flows' paths
+    for (uint32_t flowId : flowIds)
+    {
+        const RdmaQueuePair& qp = FlowById(flowId);
+        // A frame carries its first byte: those sent so far are below sndNxt.
+        m_ecnExemptBelow[qp.index] = exempt ? std::max(m_ecnExemptBelow[qp.index], qp.sndNxt) : 0;
+        ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+            if (m_switches[node])
+            {
+                ports.emplace_back(node, port);
+            }
+        });
+    }
+    std::sort(ports.begin(), ports.end());
+    ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
+    for (const auto& [node, port] : ports)
+    {
+        m_switches[node]->RecountEcnExempt(port);
+    }
+}
+
 } // namespace ns3

@@ -268,6 +268,7 @@ RdmaNetwork::Build(uint32_t numNodes,
         {
             Ptr<RdmaSwitch> sw = m_switchFactory.Create<RdmaSwitch>();
             sw->SetMmu(m_mmuFactory.Create<RdmaSwitchMmu>());
+            sw->SetEcnExemptions(&m_ecnExemptBelow);
             sw->TraceConnectWithoutContext("Pfc", MakeCallback(&RdmaNetwork::ForwardPfc, this, i));
             m_switches.push_back(sw);
             m_nics.push_back(nullptr);

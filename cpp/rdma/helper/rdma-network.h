@@ -177,6 +177,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
                     int64_t fromNs) override;
     void DropBacklog(uint64_t portKey) override;
     void WaiveBytes(uint64_t portKey, uint64_t bytes) override;
+    void SetInFlightEcnExempt(const std::vector<uint32_t>& flowIds, bool exempt) override;
     uint64_t GetFlowInFlight(uint32_t flowId) const override;
 
     // Results (valid during and after Simulator::Run()).
@@ -274,6 +275,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
 
     RdmaPacketPool m_pool;
     RdmaCounters m_counters;
+    std::vector<uint64_t> m_ecnExemptBelow; ///< per flow index (SetInFlightEcnExempt)
     RdmaNic::FlowTable m_flows;
     std::unordered_map<uint32_t, uint32_t> m_flowIndex; ///< flow id -> index
     uint32_t m_nextId = 0;

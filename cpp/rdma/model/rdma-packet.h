@@ -161,6 +161,15 @@ class RdmaPacketQueue
         m_bytes += p->wire;
     }
 
+    template <typename F>
+    void ForEach(F&& f) const
+    {
+        for (const RdmaPacket* p = m_head; p; p = p->next)
+        {
+            f(*p);
+        }
+    }
+
     /// @return the oldest frame, or nullptr when empty
     RdmaPacket* Pop()
     {

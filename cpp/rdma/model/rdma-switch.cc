@@ -249,6 +249,10 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     }
     p->inPort = static_cast<uint16_t>(in);
     Egress& eg = m_egress[out];
+    if (p->kind == RdmaPacketKind::DATA && EcnExempt(*p))
+    {
+        eg.exemptQueued += p->wire;
+    }
     eg.queues[q].Push(p);
     eg.nonEmpty |= static_cast<uint8_t>(1u << q);
     Kick(out);
@@ -327,11 +331,16 @@ RdmaSwitch::Service(uint32_t port)
     {
         SettleBacklogs();
         resume = m_mmu->Depart(in, port, q, frame->wire);
+        const bool exempt = frame->kind == RdmaPacketKind::DATA && EcnExempt(*frame);
+        if (exempt)
+        {
+            eg.exemptQueued -= std::min<uint64_t>(eg.exemptQueued, frame->wire);
+        }
         // What is ahead in time: queued frames and frameless backlog, less
-        // the waived bytes that leave without wire time.
+        // the waived bytes that leave without wire time and the exempt frames.
         const uint64_t ahead = m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps());
-        if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled &&
-            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port)), *frame))
+        if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled && !exempt &&
+            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port) + eg.exemptQueued), *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
@@ -426,6 +435,27 @@ RdmaSwitch::AddBacklog(uint32_t port, const std::vector<BacklogShare>& shares, i
         SendPfc(s.in, s.q, true, from);
     }
     PlanSettle(port);
+}
+
+const std::vector<uint64_t> RdmaSwitch::kNoExemptions;
+
+void
+RdmaSwitch::SetEcnExemptions(const std::vector<uint64_t>* exemptBelow)
+{
+    m_ecnExemptBelow = exemptBelow;
+}
+
+void
+RdmaSwitch::RecountEcnExempt(uint32_t port)
+{
+    Egress& eg = m_egress.at(port);
+    eg.exemptQueued = 0;
+    for (const auto& q : eg.queues)
+    {
+        q.ForEach([&](const RdmaPacket& p) {
+            eg.exemptQueued += p.kind == RdmaPacketKind::DATA && EcnExempt(p) ? p.wire : 0;
+        });
+    }
 }
 
 void

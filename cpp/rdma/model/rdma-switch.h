@@ -48,6 +48,13 @@ class RdmaSwitch : public RdmaDevice
     void DropBacklog(uint32_t port, int64_t now) override;
 
     void SetMmu(Ptr<RdmaSwitchMmu> mmu);
+    /// Per flow (dense index), the sequence number below which its data
+    /// frames are exempt from ECN: neither marked nor counted as queue
+    /// (RdmaNetwork::SetInFlightEcnExempt). Shared by the network's switches.
+    void SetEcnExemptions(const std::vector<uint64_t>* exemptBelow);
+    /// Counts again the exempt frames queued at `port` (an exemption was set
+    /// or lifted while they waited).
+    void RecountEcnExempt(uint32_t port);
     Ptr<RdmaSwitchMmu> GetMmu() const;
     /// Derive the per-port ECN thresholds from the port rates (EcnMap, else
     /// the linear per-100G rule) and key each port's marking draws by
@@ -85,6 +92,7 @@ class RdmaSwitch : public RdmaDevice
         /// fast-forward moves no draw of a frame it did not skip
         /// (docs/fast-forward.md).
         uint64_t ecnKey = 0;
+        uint64_t exemptQueued = 0; ///< bytes of ECN-exempt frames queued here
         uint64_t pauses = 0;
         uint64_t resumes = 0;
         /// What the frameless backlog still holds at its ingresses (§10):
@@ -93,6 +101,13 @@ class RdmaSwitch : public RdmaDevice
         uint64_t charged = 0;
         EventId settle; ///< next look at the charges (a RESUME may be due)
     };
+
+    bool EcnExempt(const RdmaPacket& p) const
+    {
+        return p.flow < m_ecnExemptBelow->size() && p.seq < (*m_ecnExemptBelow)[p.flow];
+    }
+    static const std::vector<uint64_t> kNoExemptions;
+    const std::vector<uint64_t>* m_ecnExemptBelow = &kNoExemptions;
 
     void Kick(uint32_t port);
     /// @return the next frame and its queue (kQueues for a PFC frame)

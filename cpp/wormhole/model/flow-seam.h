@@ -156,6 +156,15 @@ class FlowCreditor
     virtual void WaiveBytes(uint64_t portKey, uint64_t bytes)
     {
     }
+    /// exempt: the data frames the flows have in flight now are neither
+    /// ECN-marked nor counted as queue by any port from now on: a memo hit
+    /// froze them, and the stored course had them delivered (and marked)
+    /// early on, which the congestion-control state it restores has already
+    /// answered (docs/memo.md). false: no frame of the flows is exempt (the
+    /// hit was cut short). Default: nothing.
+    virtual void SetInFlightEcnExempt(const std::vector<uint32_t>& flowIds, bool exempt)
+    {
+    }
     /// Payload bytes the flow has sent and not had acknowledged (what its
     /// last FlowProgress said, or more: it may have sent before any
     /// acknowledgement came back).

@@ -259,6 +259,19 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
             cut->inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flows[i])));
         }
     }
+    // The frames in flight now (a first round trip at line rate when the
+    // pattern has just formed: 1 MB a flow on 20 us links) were delivered
+    // early on in the stored course, and what their marks did is in the
+    // congestion-control state restored above. Frozen by the shift, they
+    // still take their wire time after it, which stands in for the bytes
+    // the course had in flight there; but they reach the bottleneck
+    // together, where in the reference they had drained long before: marked
+    // or counted there they cut every DCQCN flow to its minimum rate, and
+    // every wave a hit replayed on 20 us links ended 300-450 us late.
+    if (restoreState)
+    {
+        FlowSeam::creditor->SetInFlightEcnExempt(flows, true);
+    }
     ShiftPartition(partition, skip);
     if (restoreState && m_memoRestoreQueues)
     {
@@ -308,6 +321,10 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     PartitionState& st = StateOf(partition);
     const std::shared_ptr<const MemoCut> cut = std::move(st.memoCut);
     st.memoCut.reset();
+    // Resumed from a checkpoint, the frozen frames stand for what the course
+    // had in flight there, which met the queues ahead of it and their marks;
+    // those beyond it are waived below.
+    FlowSeam::creditor->SetInFlightEcnExempt(cut->flows, false);
     const auto flows = m_partitions.Get(partition).flows;
     if (flows != cut->flows)
     {
