@@ -293,6 +293,21 @@ def test_per_cc_defaults_yield_to_user_values():
     assert FabricConfig.from_mapping(cfg.as_dict()) == cfg
 
 
+@pytest.mark.parametrize("old", sorted(RUN_PY_PER_CC))
+@pytest.mark.parametrize("new", sorted(RUN_PY_PER_CC))
+def test_replacing_cc_takes_the_new_algorithms_defaults(old, new):
+    """dataclasses.replace passes every resolved field on: the keys still at
+    the old algorithm's defaults must take the new one's, and a value the
+    user set must stay."""
+    keys = ("window", "variable_window", "ack_high_priority", "kmin_bytes_per_100g", "kmax_bytes_per_100g", "pmax")
+    for start in (FabricConfig(cc=old), FabricConfig.from_mapping({"cc": old})):
+        moved = dataclasses.replace(start, cc=new)
+        assert tuple(getattr(moved, k) for k in keys) == RUN_PY_PER_CC[new]
+        assert moved == FabricConfig(cc=new)
+    kept = dataclasses.replace(FabricConfig(cc=old, pmax=0.5, window=old == "dcqcn"), cc=new)
+    assert (kept.pmax, kept.window) == (0.5, old == "dcqcn")
+
+
 def test_unknown_cc_named():
     with pytest.raises(InputError, match=r"^scenario\.toml\[fabric\]\.cc: unknown congestion control 'hpc'"):
         FabricConfig.from_mapping({"cc": "hpc"}, source="scenario.toml[fabric]")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
@@ -289,22 +289,30 @@ class FabricConfig:
     qlen_monitor_end_ns: int = _f(
         0, _NET + "QlenMonitorEnd", "time_ns", "ns",
         "End of the queue-length histograms (HPCC QLEN_MON_END; 0 = off); kept every 100 ms of simulated time.", lo=0)
+    # Not a parameter: the per-cc keys this config took from CC_DEFAULTS, with
+    # their values. dataclasses.replace passes it on, so that a key still at
+    # the old algorithm's default when ``cc`` changes takes the new one's.
+    _cc_defaulted: InitVar[tuple] = ()
 
     # ------------------------------------------------------------------ checks
 
-    def __post_init__(self) -> None:
-        self._validate("fabric")
+    def __post_init__(self, _cc_defaulted: tuple = ()) -> None:
+        self._validate("fabric", _cc_defaulted)
 
-    def _validate(self, source: str) -> None:
+    def _validate(self, source: str, carried: tuple = ()) -> None:
         if self.cc not in CC_NAMES:
             raise InputError(f"{source}.cc", None, f"unknown congestion control {self.cc!r}; known: {', '.join(CC_NAMES)}")
-        for key, value in CC_DEFAULTS[self.cc].items():
-            if getattr(self, key) is None:
-                object.__setattr__(self, key, value)
+        for key, value in carried:
+            if getattr(self, key) == value:  # not set since it was defaulted
+                object.__setattr__(self, key, None)
+        defaulted = [key for key in CC_DEFAULTS[self.cc] if getattr(self, key) is None]
+        for key in defaulted:
+            object.__setattr__(self, key, CC_DEFAULTS[self.cc][key])
         for f in dataclasses.fields(self):
             value = _normalise(f, getattr(self, f.name), f"{source}.{f.name}")
             object.__setattr__(self, f.name, value)
             _check_range(f, value, f"{source}.{f.name}")
+        object.__setattr__(self, "_cc_defaulted", tuple((key, getattr(self, key)) for key in defaulted))
         if self.kmin_bytes_per_100g > self.kmax_bytes_per_100g:
             raise InputError(
                 f"{source}.kmin_bytes_per_100g", None,
