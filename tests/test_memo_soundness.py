@@ -349,20 +349,12 @@ def test_repeated_dcqcn_incasts_are_not_one_draw_replayed(senders, size, delay_u
         assert stats["memo_hits"] >= 1, stats
 
 
-# Found by the judgement above and not yet fixed (the replay, not the test):
-# on this one the later waves are hits that leave the reference's distribution.
-REPLAY_OUTSIDE_DISTRIBUTION = pytest.mark.xfail(strict=True, reason=(
-    "replayed DCQCN waves leave the reference's distribution: 2-to-1 of 8 MB at 50 us, seed 4 (one "
-    "of the reference's draws, replayed by Wormhole): the flow that completes second ends 240-450 us "
-    "late in every hit wave, mean FCT +8.7% (docs/memo.md)"))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("senders,size,delay_us", [
     (4, 2_000_000, 5),
     (2, 2_000_000, 5),
     (4, 8_000_000, 20),
-    pytest.param(2, 8_000_000, 50, marks=REPLAY_OUTSIDE_DISTRIBUTION),
+    (2, 8_000_000, 50),
 ])
 def test_repeated_dcqcn_incasts_are_not_one_draw_replayed_more_waves(senders, size, delay_us):
     """The same judgement over sixteen waves at other sizes and delays."""

@@ -268,7 +268,6 @@ RdmaNetwork::Build(uint32_t numNodes,
         {
             Ptr<RdmaSwitch> sw = m_switchFactory.Create<RdmaSwitch>();
             sw->SetMmu(m_mmuFactory.Create<RdmaSwitchMmu>());
-            sw->SetEcnExemptions(&m_ecnExemptBelow);
             sw->TraceConnectWithoutContext("Pfc", MakeCallback(&RdmaNetwork::ForwardPfc, this, i));
             m_switches.push_back(sw);
             m_nics.push_back(nullptr);
@@ -284,6 +283,7 @@ RdmaNetwork::Build(uint32_t numNodes,
             dev = nic;
         }
         dev->Setup(node, i, &m_pool, &m_counters);
+        dev->SetEcnExemptions(&m_ecnExemptBelow);
         dev->TraceConnectWithoutContext("PfcReceived", MakeCallback(&RdmaNetwork::RecordPfcReceived, this, i));
         node->AggregateObject(dev);
         m_nodes.push_back(node);

@@ -189,6 +189,14 @@ RdmaDevice::WaiveBytes(uint32_t port, uint64_t bytes)
     m_ports[port].waived = bytes;
 }
 
+const std::vector<uint64_t> RdmaDevice::kNoExemptions;
+
+void
+RdmaDevice::SetEcnExemptions(const std::vector<uint64_t>* exemptBelow)
+{
+    m_ecnExemptBelow = exemptBelow;
+}
+
 uint64_t
 RdmaDevice::WaivedLeft(uint32_t port) const
 {

@@ -128,6 +128,12 @@ class RdmaDevice : public Object
     void WaiveBytes(uint32_t port, uint64_t bytes);
     /// Bytes of the waiver not yet used: queued bytes that take no time.
     uint64_t WaivedLeft(uint32_t port) const;
+    /// Per flow (dense index), the sequence number below which its data
+    /// frames are exempt from ECN: switches neither mark them nor count them
+    /// as queue for marking, and a sender ignores the echo of a mark they
+    /// carried (RdmaNetwork::SetInFlightEcnExempt). Shared by the network's
+    /// devices.
+    void SetEcnExemptions(const std::vector<uint64_t>* exemptBelow);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;
@@ -162,6 +168,19 @@ class RdmaDevice : public Object
     uint32_t m_context = 0; ///< ns-3 node id
     RdmaPacketPool* m_pool = nullptr;
     RdmaCounters* m_counters = nullptr;
+    /// A data frame below its flow's exemption, or an acknowledgement or CNP
+    /// for one (its seq, the receiver's next expected byte, is at most it).
+    bool EcnExempt(const RdmaPacket& p) const
+    {
+        if (p.flow >= m_ecnExemptBelow->size() || (*m_ecnExemptBelow)[p.flow] == 0)
+        {
+            return false;
+        }
+        const uint64_t below = (*m_ecnExemptBelow)[p.flow];
+        return p.kind == RdmaPacketKind::DATA ? p.seq < below : p.seq <= below;
+    }
+    static const std::vector<uint64_t> kNoExemptions;
+    const std::vector<uint64_t>* m_ecnExemptBelow = &kNoExemptions;
     uint64_t m_stepsPerSecond = 0;
 
   private:

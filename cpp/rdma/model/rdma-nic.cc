@@ -339,7 +339,7 @@ RdmaNic::RetransmitCheck(RdmaQueuePair* qp)
 }
 
 void
-RdmaNic::ReceiveAck(const RdmaPacket& p)
+RdmaNic::ReceiveAck(RdmaPacket& p)
 {
     RdmaQueuePair& qp = *(*m_flows)[p.flow];
     if (qp.IsFinished())
@@ -358,6 +358,9 @@ RdmaNic::ReceiveAck(const RdmaPacket& p)
         Complete(qp);
         return;
     }
+    // The echo of a mark on a frame a memo hit froze: the state it restored
+    // has already answered it.
+    p.cnp = p.cnp && !EcnExempt(p);
     if (p.cnp)
     {
         m_counters->cnps++;
@@ -462,7 +465,7 @@ RdmaNic::Receive(uint32_t port, RdmaPacket* p)
         break;
     case RdmaPacketKind::CNP: {
         RdmaQueuePair& qp = *(*m_flows)[p->flow];
-        if (!qp.IsFinished())
+        if (!qp.IsFinished() && !EcnExempt(*p))
         {
             m_counters->cnps++;
             qp.cc->OnCnp();

@@ -74,7 +74,7 @@ class RdmaNic : public RdmaDevice
     static bool HasSendable(const RdmaQueuePair& qp);
 
     void ReceiveData(RdmaPacket& p);
-    void ReceiveAck(const RdmaPacket& p);
+    void ReceiveAck(RdmaPacket& p);
     /// `echo`: telemetry of the acknowledged frame, handed to the ACK/NACK.
     void SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp, RdmaTelemetry* echo = nullptr);
 

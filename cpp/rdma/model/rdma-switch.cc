@@ -249,7 +249,7 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     }
     p->inPort = static_cast<uint16_t>(in);
     Egress& eg = m_egress[out];
-    if (p->kind == RdmaPacketKind::DATA && EcnExempt(*p))
+    if (EcnExempt(*p))
     {
         eg.exemptQueued += p->wire;
     }
@@ -331,7 +331,7 @@ RdmaSwitch::Service(uint32_t port)
     {
         SettleBacklogs();
         resume = m_mmu->Depart(in, port, q, frame->wire);
-        const bool exempt = frame->kind == RdmaPacketKind::DATA && EcnExempt(*frame);
+        const bool exempt = EcnExempt(*frame);
         if (exempt)
         {
             eg.exemptQueued -= std::min<uint64_t>(eg.exemptQueued, frame->wire);
@@ -437,14 +437,6 @@ RdmaSwitch::AddBacklog(uint32_t port, const std::vector<BacklogShare>& shares, i
     PlanSettle(port);
 }
 
-const std::vector<uint64_t> RdmaSwitch::kNoExemptions;
-
-void
-RdmaSwitch::SetEcnExemptions(const std::vector<uint64_t>* exemptBelow)
-{
-    m_ecnExemptBelow = exemptBelow;
-}
-
 void
 RdmaSwitch::RecountEcnExempt(uint32_t port)
 {
@@ -453,7 +445,7 @@ RdmaSwitch::RecountEcnExempt(uint32_t port)
     for (const auto& q : eg.queues)
     {
         q.ForEach([&](const RdmaPacket& p) {
-            eg.exemptQueued += p.kind == RdmaPacketKind::DATA && EcnExempt(p) ? p.wire : 0;
+            eg.exemptQueued += EcnExempt(p) ? p.wire : 0;
         });
     }
 }

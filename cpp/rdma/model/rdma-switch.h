@@ -48,10 +48,6 @@ class RdmaSwitch : public RdmaDevice
     void DropBacklog(uint32_t port, int64_t now) override;
 
     void SetMmu(Ptr<RdmaSwitchMmu> mmu);
-    /// Per flow (dense index), the sequence number below which its data
-    /// frames are exempt from ECN: neither marked nor counted as queue
-    /// (RdmaNetwork::SetInFlightEcnExempt). Shared by the network's switches.
-    void SetEcnExemptions(const std::vector<uint64_t>* exemptBelow);
     /// Counts again the exempt frames queued at `port` (an exemption was set
     /// or lifted while they waited).
     void RecountEcnExempt(uint32_t port);
@@ -101,13 +97,6 @@ class RdmaSwitch : public RdmaDevice
         uint64_t charged = 0;
         EventId settle; ///< next look at the charges (a RESUME may be due)
     };
-
-    bool EcnExempt(const RdmaPacket& p) const
-    {
-        return p.flow < m_ecnExemptBelow->size() && p.seq < (*m_ecnExemptBelow)[p.flow];
-    }
-    static const std::vector<uint64_t> kNoExemptions;
-    const std::vector<uint64_t>* m_ecnExemptBelow = &kNoExemptions;
 
     void Kick(uint32_t port);
     /// @return the next frame and its queue (kQueues for a PFC frame)

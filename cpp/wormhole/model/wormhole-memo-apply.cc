@@ -168,7 +168,15 @@ WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
                                     : std::numeric_limits<double>::infinity();
         }
     }
-    const double skipNs = static_cast<double>(rec.transientNs) - marginNs - back;
+    double skipNs = static_cast<double>(rec.transientNs) - marginNs - back;
+    if (rec.course && !rec.course->empty() && skipNs > 0)
+    {
+        // End on a checkpoint of the course, whose congestion-control state
+        // the hit restores (ApplyMemoHit): its timers belong to that time.
+        const double at = static_cast<double>(CheckpointAt(*rec.course, static_cast<int64_t>(skipNs)).atNs);
+        back += skipNs - at;
+        skipNs = at;
+    }
     if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())) ||
         UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs) < skipNs)
     {
@@ -237,12 +245,19 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     PartitionState& st = StateOf(partition);
     const auto flows = m_partitions.Get(partition).flows;
     // Restore first: the timers the restored state starts then move with
-    // the rest of the partition.
+    // the rest of the partition. A skip that ends before the record's end
+    // (short of a completion, for what is in flight) takes the state its
+    // course had there: a DCQCN flow that the record's end finds at its
+    // minimum rate, having sent all its bytes, still ran at 73 Gb/s when the
+    // skip ends, and restored at 1 Gb/s it crawled through what it had left
+    // (240-450 us late on 50 us links).
+    const wormhole::MemoCheckpoint* at =
+        restoreState && rec.course && !rec.course->empty() ? &CheckpointAt(*rec.course, skip) : nullptr;
     if (restoreState)
     {
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
-            FlowSeam::creditor->RestoreFlowState(flows[i], rec.cc[map[i]]);
+            FlowSeam::creditor->RestoreFlowState(flows[i], at ? at->cc[map[i]] : rec.cc[map[i]]);
         }
     }
     auto cut = std::make_shared<MemoCut>();
@@ -267,7 +282,10 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     // the course had in flight there; but they reach the bottleneck
     // together, where in the reference they had drained long before: marked
     // or counted there they cut every DCQCN flow to its minimum rate, and
-    // every wave a hit replayed on 20 us links ended 300-450 us late.
+    // every wave a hit replayed on 20 us links ended 300-450 us late. The
+    // echoes of marks they carried before the hit (CNPs and marked ACKs in
+    // flight) are ignored too: arriving after the skip they cut rates the
+    // restored state had already cut, and held back the flows' recovery.
     if (restoreState)
     {
         FlowSeam::creditor->SetInFlightEcnExempt(flows, true);
@@ -336,11 +354,8 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     }
     const wormhole::MemoCourse& course = *cut->course;
     const auto e = static_cast<int64_t>(m_currentTs - cut->startedAt);
-    const auto after = std::upper_bound(course.begin(), course.end(), e, [](int64_t t, const wormhole::MemoCheckpoint& c) {
-        return t < c.atNs;
-    });
-    const wormhole::MemoCheckpoint& at = *(after == course.begin() ? after : after - 1);
-    const wormhole::MemoCheckpoint* next = after == course.end() ? nullptr : &*after;
+    const wormhole::MemoCheckpoint& at = CheckpointAt(course, e);
+    const wormhole::MemoCheckpoint* next = &at + 1 == course.data() + course.size() ? nullptr : &at + 1;
     NS_LOG_INFO("memo hit cut short: partition " << partition << " at " << e << " ns of its transient, from the "
                                                  << at.atNs << " ns checkpoint");
     std::vector<double> backlog(flows.size(), 0.0);
@@ -426,6 +441,16 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     {
         FlowSeam::creditor->RestoreFlowState(flows[i], at.cc[cut->map[i]]);
     }
+}
+
+const wormhole::MemoCheckpoint&
+WormholeSimulatorImpl::CheckpointAt(const wormhole::MemoCourse& course, int64_t e)
+{
+    // The latest checkpoint at or before e (the first if none is).
+    const auto after = std::upper_bound(course.begin(), course.end(), e, [](int64_t t, const wormhole::MemoCheckpoint& c) {
+        return t < c.atNs;
+    });
+    return *(after == course.begin() ? after : after - 1);
 }
 
 std::vector<double>

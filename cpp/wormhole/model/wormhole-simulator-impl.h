@@ -404,6 +404,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                                        const std::vector<double>& rate,
                                        const std::vector<uint32_t>& map,
                                        int64_t skip);
+    /// The latest checkpoint of `course` at or before e ns into it.
+    static const wormhole::MemoCheckpoint& CheckpointAt(const wormhole::MemoCourse& course, int64_t e);
     /// A checkpoint of a pending pattern's transient now.
     wormhole::MemoCheckpoint MemoSnapshot(uint32_t partition) const;
     /// Called with each acknowledgement: checkpoints the pending pattern's
