@@ -172,12 +172,8 @@ class RdmaDevice : public Object
     /// for one (its seq, the receiver's next expected byte, is at most it).
     bool EcnExempt(const RdmaPacket& p) const
     {
-        if (p.flow >= m_ecnExemptBelow->size() || (*m_ecnExemptBelow)[p.flow] == 0)
-        {
-            return false;
-        }
-        const uint64_t below = (*m_ecnExemptBelow)[p.flow];
-        return p.kind == RdmaPacketKind::DATA ? p.seq < below : p.seq <= below;
+        const uint64_t below = p.flow < m_ecnExemptBelow->size() ? (*m_ecnExemptBelow)[p.flow] : 0;
+        return below != 0 && (p.kind == RdmaPacketKind::DATA ? p.seq < below : p.seq <= below);
     }
     static const std::vector<uint64_t> kNoExemptions;
     const std::vector<uint64_t>* m_ecnExemptBelow = &kNoExemptions;

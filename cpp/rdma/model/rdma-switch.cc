@@ -249,9 +249,9 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
     }
     p->inPort = static_cast<uint16_t>(in);
     Egress& eg = m_egress[out];
-    if (EcnExempt(*p))
+    if (p->kind == RdmaPacketKind::DATA && EcnExempt(*p))
     {
-        eg.exemptQueued += p->wire;
+        eg.exemptQueued[q] += p->wire;
     }
     eg.queues[q].Push(p);
     eg.nonEmpty |= static_cast<uint8_t>(1u << q);
@@ -331,16 +331,16 @@ RdmaSwitch::Service(uint32_t port)
     {
         SettleBacklogs();
         resume = m_mmu->Depart(in, port, q, frame->wire);
-        const bool exempt = EcnExempt(*frame);
+        const bool exempt = frame->kind == RdmaPacketKind::DATA && EcnExempt(*frame);
         if (exempt)
         {
-            eg.exemptQueued -= std::min<uint64_t>(eg.exemptQueued, frame->wire);
+            eg.exemptQueued[q] -= std::min<uint64_t>(eg.exemptQueued[q], frame->wire);
         }
         // What is ahead in time: queued frames and frameless backlog, less
         // the waived bytes that leave without wire time and the exempt frames.
         const uint64_t ahead = m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps());
         if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled && !exempt &&
-            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port) + eg.exemptQueued), *frame))
+            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port) + eg.exemptQueued[q]), *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
@@ -441,11 +441,11 @@ void
 RdmaSwitch::RecountEcnExempt(uint32_t port)
 {
     Egress& eg = m_egress.at(port);
-    eg.exemptQueued = 0;
-    for (const auto& q : eg.queues)
+    for (uint32_t q = 0; q < kQueues; ++q)
     {
-        q.ForEach([&](const RdmaPacket& p) {
-            eg.exemptQueued += EcnExempt(p) ? p.wire : 0;
+        eg.exemptQueued[q] = 0;
+        eg.queues[q].ForEach([&](const RdmaPacket& p) {
+            eg.exemptQueued[q] += p.kind == RdmaPacketKind::DATA && EcnExempt(p) ? p.wire : 0;
         });
     }
 }

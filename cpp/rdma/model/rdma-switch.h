@@ -88,7 +88,7 @@ class RdmaSwitch : public RdmaDevice
         /// fast-forward moves no draw of a frame it did not skip
         /// (docs/fast-forward.md).
         uint64_t ecnKey = 0;
-        uint64_t exemptQueued = 0; ///< bytes of ECN-exempt frames queued here
+        uint64_t exemptQueued[kQueues] = {}; ///< bytes of ECN-exempt data frames in queues[q]
         uint64_t pauses = 0;
         uint64_t resumes = 0;
         /// What the frameless backlog still holds at its ingresses (§10):
