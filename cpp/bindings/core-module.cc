@@ -42,6 +42,8 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["memo_backlog_bytes"] = s.memoBacklogBytes;
     d["skips_to_known_start"] = s.skipsToKnownStart;
     d["memo_keys_deferred"] = s.memoKeysDeferred;
+    d["memo_hits_replayed"] = s.memoHitsReplayed;
+    d["events_replayed"] = s.eventsReplayed;
     // Why not faster (docs/why-not.md): unskipped patterns by reason, memo
     // misses by reason, partition sizes.
     py::dict noSkip;

@@ -36,6 +36,7 @@ class WormholeConfig:
     max_extrapolation: float = 1.0
     memo: bool = True
     memo_restore_queues: bool = True
+    memo_replay_joins: bool = True
     memo_direct_steady: bool = False
     memo_confirmations: int = 0
     memo_agreement: float = 0.02
@@ -64,6 +65,7 @@ class WormholeConfig:
             base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
             base + "Memo": "true" if self.memo else "false",
             base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
+            base + "MemoReplayJoins": "true" if self.memo_replay_joins else "false",
             base + "MemoDirectSteady": "true" if self.memo_direct_steady else "false",
             base + "MemoConfirmations": str(int(self.memo_confirmations or 2)),
             base + "MemoAgreement": repr(float(self.memo_agreement)),

@@ -105,7 +105,7 @@ RdmaNetwork::StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t p
     const RdmaFlowSpec spec{m_nextId, src, dst, pg, bytes, nowNs};
     const uint32_t index = AddQueuePair(spec, Simulator::Now().GetTimeStep());
     const uint32_t context = m_nodes[src]->GetId();
-    if (Simulator::GetContext() == context)
+    if (Simulator::GetContext() == context && !wormhole::FlowSeam::replaying)
     {
         StartFlow(index);
     }
@@ -141,6 +141,9 @@ RdmaNetwork::StartFlow(uint32_t index)
     }
     qp.idealFctNs = IdealFctNs(qp);
     qp.baseRtt = BaseRttSteps(qp);
+    // Partitions the flow joins come up to now before its sender changes:
+    // a memo hit's is replayed, and must not see the new flow.
+    wormhole::FlowSeam::Joining(KernelLinks(index));
     m_activeFlows++;
     m_nics[qp.src]->StartFlow(qp);
     // The kernel hears of the flow once its first frame is scheduled (so a

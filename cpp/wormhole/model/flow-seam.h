@@ -92,6 +92,11 @@ class FlowListener
     /// partition and joins the one of `links` (as in FlowStarted), keeping
     /// what it has delivered; not a completion.
     virtual void FlowRerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops) = 0;
+    /// A flow is about to start over `links`, before the model touches any
+    /// state for it: a kernel brings the partitions it joins up to now.
+    virtual void FlowJoining(const std::vector<uint32_t>& links)
+    {
+    }
 };
 
 /// What the kernel asks of a model when it skips a flow's partition.
@@ -184,6 +189,19 @@ struct FlowSeam
             listener->FlowScheduled(flowId, startNs, links);
         }
     }
+
+    static void Joining(const std::vector<uint32_t>& links)
+    {
+        if (NS3WH_SEAM_ACTIVE && listener)
+        {
+            listener->FlowJoining(links);
+        }
+    }
+
+    /// True while the kernel replays a partition's past (docs/memo.md): a
+    /// model defers to the present what would start a flow or reach outside
+    /// the partition (it schedules it rather than running it inline).
+    static inline bool replaying = false;
 
     static void Started(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops, uint64_t bytes)
     {

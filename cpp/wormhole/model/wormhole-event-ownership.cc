@@ -78,7 +78,14 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
         m_events->Remove(ev);
         e.ts = static_cast<uint64_t>(static_cast<int64_t>(e.ts) + dt);
         ev.key.m_ts = e.ts;
-        m_events->Insert(ev);
+        if (m_replayUntil != 0 && e.ts < m_replayUntil)
+        {
+            m_replayEvents.emplace(std::make_pair(e.ts, e.uid), ev); // back before the present: replayed
+        }
+        else
+        {
+            m_events->Insert(ev);
+        }
         m_shifted[e.uid] = e.ts;
     }
     // Entries of removed events were skipped above: drop them too.

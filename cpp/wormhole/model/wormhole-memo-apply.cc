@@ -9,6 +9,7 @@
 #include "memo-match.h"
 
 #include "ns3/log.h"
+#include "ns3/make-event.h"
 
 #include <algorithm>
 #include <limits>
@@ -244,8 +245,8 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
 {
     PartitionState& st = StateOf(partition);
     const auto flows = m_partitions.Get(partition).flows;
-    // Restore first: the timers the restored state starts then move with
-    // the rest of the partition. A skip that ends before the record's end
+    // The state is put in place when the skip ends (RestoreAtSkipEnd), as
+    // the partition's first event there. A skip that ends before the record's end
     // (short of a completion, for what is in flight) takes the state its
     // course had there: a DCQCN flow that the record's end finds at its
     // minimum rate, having sent all its bytes, still ran at 73 Gb/s when the
@@ -253,13 +254,6 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     // (240-450 us late on 50 us links).
     const wormhole::MemoCheckpoint* at =
         restoreState && rec.course && !rec.course->empty() ? &CheckpointAt(*rec.course, skip) : nullptr;
-    if (restoreState)
-    {
-        for (uint32_t i = 0; i < flows.size(); ++i)
-        {
-            FlowSeam::creditor->RestoreFlowState(flows[i], at ? at->cc[map[i]] : rec.cc[map[i]]);
-        }
-    }
     auto cut = std::make_shared<MemoCut>();
     if (restoreState && rec.course && !rec.course->empty())
     {
@@ -267,12 +261,22 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
         cut->flows = flows;
         cut->map = map;
         cut->startedAt = m_currentTs;
+        cut->startedUid = m_currentUid;
         cut->steady = rec.completes < 0;
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
             cut->rate.push_back(rec.rate[map[i]]);
             cut->inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flows[i])));
         }
+    }
+    if (restoreState)
+    {
+        std::vector<std::vector<double>> states;
+        for (uint32_t i = 0; i < flows.size(); ++i)
+        {
+            states.push_back(at ? at->cc[map[i]] : rec.cc[map[i]]);
+        }
+        RestoreAtSkipEnd(partition, m_currentTs + static_cast<uint64_t>(skip), flows, std::move(states));
     }
     // The frames in flight now (a first round trip at line rate when the
     // pattern has just formed: 1 MB a flow on 20 us links) were delivered
@@ -361,18 +365,8 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     std::vector<double> backlog(flows.size(), 0.0);
     if (m_memoRestoreQueues)
     {
+        DropRestoredBacklog(flows);
         std::vector<std::pair<uint64_t, uint64_t>> hops;
-        for (uint32_t flow : flows)
-        {
-            FlowSeam::creditor->GetPathBacklog(flow, hops);
-            for (const auto& [port, bytes] : hops)
-            {
-                if (port != 0)
-                {
-                    FlowSeam::creditor->DropBacklog(port);
-                }
-            }
-        }
         // What each port has ahead of it beyond the checkpoint: the bytes its
         // flows hold in flight beyond what their counterparts held there
         // (frames the skip froze at the hit, a first round trip at line
@@ -440,6 +434,50 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         FlowSeam::creditor->RestoreFlowState(flows[i], at.cc[cut->map[i]]);
+    }
+}
+
+void
+WormholeSimulatorImpl::RestoreAtSkipEnd(uint32_t partition,
+                                        uint64_t at,
+                                        std::vector<uint32_t> flows,
+                                        std::vector<std::vector<double>> states)
+{
+    // Scheduled for the skip's end under the uid of the event the hit was
+    // made in: that event has run, so the key is free, and it sorts before
+    // every event of the partition moved there (all scheduled at or after
+    // it). Not owned by a link: no later shift moves it; a skip-back cancels it.
+    EventImpl* restore = MakeEvent([this, flows = std::move(flows), states = std::move(states)]() {
+        for (size_t i = 0; i < flows.size(); ++i)
+        {
+            FlowSeam::creditor->RestoreFlowState(flows[i], states[i]);
+        }
+    });
+    Scheduler::Event ev;
+    ev.impl = restore;
+    ev.key.m_ts = at;
+    ev.key.m_context = m_currentContext;
+    ev.key.m_uid = m_currentUid;
+    m_unscheduledEvents++;
+    m_stats.eventsScheduled++;
+    m_events->Insert(ev);
+    StateOf(partition).pendingRestore = EventId(restore, ev.key.m_ts, ev.key.m_context, ev.key.m_uid);
+}
+
+void
+WormholeSimulatorImpl::DropRestoredBacklog(const std::vector<uint32_t>& flows)
+{
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    for (uint32_t flow : flows)
+    {
+        FlowSeam::creditor->GetPathBacklog(flow, hops);
+        for (const auto& [port, bytes] : hops)
+        {
+            if (port != 0)
+            {
+                FlowSeam::creditor->DropBacklog(port);
+            }
+        }
     }
 }
 

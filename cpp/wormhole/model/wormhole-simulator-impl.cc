@@ -76,6 +76,14 @@ WormholeSimulatorImpl::GetTypeId()
                                           BooleanValue(true),
                                           MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoRestoreQueues),
                                           MakeBooleanChecker())
+                            .AddAttribute("MemoReplayJoins",
+                                          "When a flow nobody announced joins a partition a memo "
+                                          "hit is skipping, undo the hit and simulate the "
+                                          "partition packet by packet from the hit to the join "
+                                          "(off: resume from the stored course, approximately)",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoReplayJoins),
+                                          MakeBooleanChecker())
                             .AddAttribute("MemoDirectSteady",
                                           "On a hit of a steady (not flat) record, go on at its "
                                           "converged rates for up to MaxExtrapolation times its "
@@ -329,6 +337,31 @@ WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
     m_uid++;
     m_unscheduledEvents++;
     m_stats.eventsScheduled++;
+    if (m_replayUntil != 0 && ts < m_replayUntil) [[unlikely]]
+    {
+        // A replay of a partition's past (wormhole-memo-replay.cc): its own
+        // events run in it; anything else reaches the present, which is
+        // where the rest of the simulation is.
+        const uint32_t owner = m_tracking ? wormhole::g_currentOwner : wormhole::kNoOwner;
+        if (ReplayOwns(owner, ts))
+        {
+            Track(owner, event, ts, ev.key.m_uid, context);
+            m_replayEvents.emplace(std::make_pair(ts, ev.key.m_uid), ev);
+            return ev.key.m_uid;
+        }
+        ev.key.m_ts = m_replayUntil;
+        m_shifted[ev.key.m_uid] = m_replayUntil; // its EventId keeps the time asked for
+        if (owner != wormhole::kNoOwner)
+        {
+            // Tracked in the present: a skip it ends is ended now.
+            const uint64_t past = m_currentTs;
+            m_currentTs = m_replayUntil;
+            Track(owner, event, m_replayUntil, ev.key.m_uid, context);
+            m_currentTs = past;
+        }
+        m_events->Insert(ev);
+        return ev.key.m_uid;
+    }
     if (m_tracking && wormhole::g_currentOwner != wormhole::kNoOwner)
     {
         Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
@@ -437,7 +470,10 @@ WormholeSimulatorImpl::Remove(const EventId& id)
     event.key.m_ts = RealTs(id);
     event.key.m_context = id.GetContext();
     event.key.m_uid = id.GetUid();
-    m_events->Remove(event);
+    if (m_replayUntil == 0 || m_replayEvents.erase(std::make_pair(event.key.m_ts, event.key.m_uid)) == 0)
+    {
+        m_events->Remove(event);
+    }
     if (m_tracking)
     {
         m_removed.insert(event.key.m_uid);

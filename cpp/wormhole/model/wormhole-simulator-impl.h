@@ -25,6 +25,7 @@
 #include <deque>
 #include <limits>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <map>
@@ -87,6 +88,8 @@ struct WormholeKernelStats
     uint64_t memoEventsSaved = 0; ///< events those transients took when they were recorded
     uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
     uint64_t memoKeysDeferred = 0; ///< lookups not made because the store was empty (docs/why-not.md)
+    uint64_t memoHitsReplayed = 0; ///< hits undone by a flow joining mid-way, their partition replayed
+    uint64_t eventsReplayed = 0;   ///< events those replays ran (in eventsExecuted too)
     // Why not faster: each contention pattern of a partition (from one change
     // to the next) that ended without a skip, by its reason, and the
     // simulated time it lasted (summed over partitions).
@@ -147,6 +150,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void FlowProgress(uint32_t flowId, double ccRateBps, uint64_t ackedBytes, uint64_t sentBytes) override;
     void FlowFinished(uint32_t flowId) override;
     void FlowRerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops) override;
+    void FlowJoining(const std::vector<uint32_t>& links) override;
 
     /// Simulated time skipped per flow (flow id, ns) of the most recent kernel.
     static std::vector<std::pair<uint32_t, int64_t>> LastFlowSkipped();
@@ -243,6 +247,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         std::vector<double> inFlight;  ///< its bytes in flight at the hit
         std::vector<int64_t> credited; ///< what the hit's credit took
         uint64_t startedAt = 0;
+        uint32_t startedUid = 0;       ///< the event the hit was made in
         bool steady = false;           ///< the record ended steady: its rates hold after it
     };
 
@@ -289,6 +294,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t courseStep = 0;     ///< least spacing of its next checkpoint (ns)
         /// The current skip is a memo hit's: how to cut it short (else null).
         std::shared_ptr<const MemoCut> memoCut;
+        /// A memo hit's congestion-control state, put in place when its skip
+        /// ends (RestoreAtSkipEnd); cancelled if the skip is cut short.
+        EventId pendingRestore;
     };
 
     struct TrackedEvent
@@ -339,6 +347,15 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     PartitionState& StateOf(uint32_t partition);
     bool IsSkipping(uint32_t partition);
     void SkipBack(uint32_t partition);
+    /// A flow is about to start on these links: partitions skipping on them
+    /// come back to now first, a memo hit's by being replayed (below).
+    void SkipBackForJoin(const std::vector<uint32_t>& links);
+    /// Undoes a memo hit a join cut short and simulates its partition packet
+    /// by packet from the hit to now (wormhole-memo-replay.cc).
+    void ReplayCutHit(uint32_t partition);
+    /// Whether an event of `owner` scheduled for `ts` runs in the replay in
+    /// progress: one of the replayed partition's links, before its end.
+    bool ReplayOwns(uint32_t owner, uint64_t ts) const;
     /// Credits `bytes` of skipped time `dt` (both negative: takes back) to a
     /// flow through the model, books what the model took (it never takes
     /// more than the flow has unsent) and returns it.
@@ -413,6 +430,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoTrace(uint32_t flowId);
     /// A memo hit's skip is taken back `back` ns before its end: resume from
     /// the stored course at the time reached instead of its end state.
+    /// Puts the flows' CC states in place when the partition's skip ends,
+    /// first among its events there: until then the flows keep the state
+    /// they had at the hit (frozen with their timers), so a skip cut short
+    /// before its end finds them as they were.
+    void RestoreAtSkipEnd(uint32_t partition,
+                          uint64_t at,
+                          std::vector<uint32_t> flows,
+                          std::vector<std::vector<double>> states);
+    /// Drops the frameless backlog a hit put on the ports of these flows' paths.
+    void DropRestoredBacklog(const std::vector<uint32_t>& flows);
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
 
@@ -477,6 +504,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double m_maxExtrapolation;
     bool m_memo;
     bool m_memoRestoreQueues;
+    bool m_memoReplayJoins;
     bool m_memoDirectSteady;
     double m_memoRateQuantum;
     uint32_t m_memoConfirmations;
@@ -503,6 +531,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::unordered_map<uint32_t, int64_t> m_flowCredited; ///< bytes the model took, per flow
     uint32_t m_crediting = 0;                          ///< BeginCredit depth
     std::vector<uint32_t> m_finishedWhileCrediting;    ///< completions EndCredit runs
+    // A replay in progress (wormhole-memo-replay.cc): its end (0: none), the
+    // replayed partition's links, and its past events, by (ts, uid).
+    uint64_t m_replayUntil = 0;
+    std::vector<bool> m_replayLinks;
+    std::map<std::pair<uint64_t, uint32_t>, Scheduler::Event> m_replayEvents;
 };
 
 } // namespace ns3

@@ -47,6 +47,7 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
     NS_LOG_INFO("skip-back partition " << partition << " by " << back << " ns");
     st.skipping = false;
     --m_activeSkips;
+    st.pendingRestore.Cancel(); // a memo hit's end state: MemoCutShort restores its own
     ShiftPartition(partition, -back);
     BeginCredit();
     if (st.memoCut)

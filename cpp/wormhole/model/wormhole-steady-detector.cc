@@ -30,6 +30,10 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     fs.acked = ackedBytes;
     fs.sent = sentBytes;
     fs.ccRate = ccRateBps;
+    if (m_replayUntil != 0)
+    {
+        return; // a replay of the past: nothing is decided in it (wormhole-memo-replay.cc)
+    }
     if (m_memo)
     {
         MemoTrace(flowId); // a pending pattern's course (wormhole-memo-record.cc)
