@@ -67,7 +67,7 @@ MOVED = 1e-4
 class Case:
     """One traffic pattern on one topology: ``flows`` (start times known to
     the kernel from the flow list) or ``dag`` (flows started by a training
-    DAG as compute delays end: nothing announces them)."""
+    DAG, some when other flows end: nothing can announce those)."""
 
     topology: Topology
     flows: FlowSet | None = None
@@ -94,18 +94,23 @@ def join_known(delay_us: int, size: int) -> Case:
 
 
 def join_unforeseen(delay_us: int, size: int) -> Case:
-    """The same join, but the later flows are started by a DAG when compute
-    delays end: no flow list announces them (a skip must be taken back)."""
+    """The same join, but each later flow starts when a 1 kB flow between
+    two other hosts ends: the workload executor cannot know that time in
+    advance (it announces starts that only wait on compute delays), so a
+    skip of the partition it joins is taken back, and a memo hit replayed.
+    Each small flow is started about its completion time (four link delays)
+    early, so the joins land near u and 2u."""
     from .workload import DagBuilder, ParallelSpec, Placement
     from .workload.dag import KIND_COMPUTE, KIND_DP_COMM
 
     u = _unit(delay_us)
-    b = DagBuilder(Placement(ParallelSpec(dp=4, gpus_per_server=1)))
+    b = DagBuilder(Placement(ParallelSpec(dp=6, gpus_per_server=1)))
     b.transfer(np.array([0]), np.array([3]), size, kind=KIND_DP_COMM)
     for k, src in enumerate((1, 2), start=1):
-        wait = b.delay(np.array([src]), k * u, kind=KIND_COMPUTE)
-        b.transfer(np.array([src]), np.array([3]), size // 2, kind=KIND_DP_COMM, deps=[wait])
-    return Case(star(4, "100Gbps", f"{delay_us}us"), dag=b.build())
+        wait = b.delay(np.array([4]), k * u - 4 * delay_us * US, kind=KIND_COMPUTE)
+        ping = b.transfer(np.array([4]), np.array([5]), 1000, kind=KIND_DP_COMM, deps=[wait])
+        b.transfer(np.array([src]), np.array([3]), size // 2, kind=KIND_DP_COMM, deps=[ping])
+    return Case(star(6, "100Gbps", f"{delay_us}us"), dag=b.build())
 
 
 def incast_waves(delay_us: int, size: int, waves: int = 3) -> Case:
