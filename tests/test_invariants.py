@@ -95,3 +95,25 @@ def test_step_marking_keeps_the_invariants():
     fab = FabricConfig().with_step_marking()
     base = run.run_flows(TOPO, FLOWS, fab, kernel="baseline")
     _identical(run.run_flows(TOPO, FLOWS, fab, kernel="wormhole", wormhole=OFF), base)
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_a_replayed_memo_hit_is_exact_under_every_scheduler(scheduler):
+    """A memo hit undone by an unforeseen join moves its partition's events
+    back before the present and replays them (docs/memo.md): under each
+    event queue the run is the default kernel's, and no event is run twice
+    (the Wormhole run executes the baseline's events plus one per hit)."""
+    from test_memo_soundness import STEP, unforeseeable_join_dag
+
+    from ns3wormhole import topology
+    from ns3wormhole.compare import workload_fct_errors
+
+    topo = topology.star(8, "100Gbps", "10us")
+    dag = unforeseeable_join_dag(600_000, 10)
+    base = run.run_workload(topo, dag, STEP, scheduler=scheduler)
+    worm = run.run_workload(topo, dag, STEP, kernel="wormhole", scheduler=scheduler)
+    stats = worm.network.stats
+    assert stats["memo_hits_replayed"] >= 1, stats
+    assert workload_fct_errors(base, worm).max() == 0
+    assert worm.network.makespan_ns == base.network.makespan_ns
+    assert worm.network.events == base.network.events + stats["memo_hits"]
