@@ -496,6 +496,29 @@ def test_a_hit_cut_short_by_an_unforeseen_join_is_replayed_exactly(delay_us, joi
     assert err.max() == 0 and worm.network.makespan_ns == base.network.makespan_ns, (err.max(), err.mean())
 
 
+@pytest.mark.parametrize("cc", ["dcqcn", "hpcc", "timely", "dctcp"])
+@pytest.mark.parametrize("marking", ["step", "default"])
+def test_a_replayed_hit_is_exact_under_every_congestion_control_and_marking(cc, marking):
+    """The replay is exact wherever the hit left the flows' controllers as
+    they were (their restore waits for the skip's end) and the partition's
+    random draws are its own (ECN is drawn per port, keyed by the port's own
+    packets): probabilistic marking redraws the same marks in the replay.
+    One occurrence confirms a record here, so the second wave hits under
+    default marking too."""
+    from ns3wormhole.compare import workload_fct_errors
+    from ns3wormhole.fabric import FabricConfig
+
+    fab = FabricConfig(cc=cc)
+    fab = fab.with_step_marking() if marking == "step" else fab
+    topo = topology.star(8, "100Gbps", "10us")
+    dag = unforeseeable_join_dag(600_000, 10)
+    base = run.run_workload(topo, dag, fab)
+    worm = run.run_workload(topo, dag, fab, kernel="wormhole", wormhole=run.WormholeConfig(memo_confirmations=1))
+    assert worm.network.stats["memo_hits_replayed"] >= 1, worm.network.stats
+    assert workload_fct_errors(base, worm).max() == 0
+    assert worm.network.makespan_ns == base.network.makespan_ns
+
+
 @pytest.mark.parametrize("delay_us,join_ns", [(1, 300_000), (10, 900_000), (50, 600_000)])
 def test_without_replay_a_cut_short_hit_resumes_from_its_course(delay_us, join_ns):
     """The fallback when a hit is cut short where it cannot be replayed
