@@ -90,6 +90,17 @@ WormholeSimulatorImpl::ShiftLinkEvents(uint32_t link, int64_t dt)
     }
     // Entries of removed events were skipped above: drop them too.
     std::erase_if(events, [](const TrackedEvent& e) { return e.impl == nullptr; });
+    if (m_shifted.size() >= m_shiftedPurgeAt) [[unlikely]]
+    {
+        PurgeShifted();
+    }
+}
+
+void
+WormholeSimulatorImpl::PurgeShifted()
+{
+    std::erase_if(m_shifted, [this](const auto& entry) { return entry.second < m_currentTs; });
+    m_shiftedPurgeAt = std::max<size_t>(1024, 2 * m_shifted.size());
 }
 
 void

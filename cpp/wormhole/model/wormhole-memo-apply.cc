@@ -453,6 +453,7 @@ WormholeSimulatorImpl::RestoreAtSkipEnd(uint32_t partition,
             FlowSeam::creditor->RestoreFlowState(flows[i], states[i]);
         }
     });
+    m_shifted.erase(m_currentUid); // the running event's, if it had been moved: not this one's time
     Scheduler::Event ev;
     ev.impl = restore;
     ev.key.m_ts = at;

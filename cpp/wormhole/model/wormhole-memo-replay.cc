@@ -116,7 +116,6 @@ WormholeSimulatorImpl::ReplayCutHit(uint32_t partition)
         m_currentTs = next.key.m_ts;
         m_currentContext = next.key.m_context;
         m_currentUid = next.key.m_uid;
-        m_shifted.erase(next.key.m_uid);
         next.impl->Invoke();
         next.impl->Unref();
     }

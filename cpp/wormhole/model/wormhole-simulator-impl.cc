@@ -255,10 +255,6 @@ WormholeSimulatorImpl::ProcessOneEvent()
     m_currentTs = next.key.m_ts;
     m_currentContext = next.key.m_context;
     m_currentUid = next.key.m_uid;
-    if (!m_shifted.empty())
-    {
-        m_shifted.erase(next.key.m_uid);
-    }
     next.impl->Invoke();
     next.impl->Unref();
     ProcessEventsWithContext();

@@ -524,7 +524,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<PartitionState> m_partitionState;
     std::vector<LinkIndex> m_linkEvents;
     std::vector<uint64_t> m_linkScheduled; ///< events scheduled per link, for memo statistics
-    std::unordered_map<uint32_t, uint64_t> m_shifted; ///< uid -> ts of moved, not yet run events
+    /// uid -> ts of moved events. Not erased as they run (a hash lookup per
+    /// event, a cache miss each while partitions skip): an entry whose time
+    /// has passed says "expired", which is true of a run or removed event,
+    /// and such entries are purged once the map doubles (PurgeShifted).
+    std::unordered_map<uint32_t, uint64_t> m_shifted;
+    size_t m_shiftedPurgeAt = 1024;
+    void PurgeShifted();
     std::unordered_set<uint32_t> m_removed;           ///< uids of tracked events Remove()d
     uint32_t m_activeSkips = 0;                       ///< partitions whose skip may not have ended
     std::unordered_map<uint32_t, int64_t> m_flowSkipped;
