@@ -339,7 +339,7 @@ WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
         // events run in it; anything else reaches the present, which is
         // where the rest of the simulation is.
         const uint32_t owner = m_tracking ? wormhole::g_currentOwner : wormhole::kNoOwner;
-        if (ReplayOwns(owner, ts))
+        if (ReplayOwns(owner))
         {
             Track(owner, event, ts, ev.key.m_uid, context);
             m_replayEvents.emplace(std::make_pair(ts, ev.key.m_uid), ev);

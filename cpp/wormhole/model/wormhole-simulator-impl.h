@@ -25,7 +25,6 @@
 #include <deque>
 #include <limits>
 #include <list>
-#include <map>
 #include <mutex>
 #include <thread>
 #include <map>
@@ -347,15 +346,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     PartitionState& StateOf(uint32_t partition);
     bool IsSkipping(uint32_t partition);
     void SkipBack(uint32_t partition);
-    /// A flow is about to start on these links: partitions skipping on them
-    /// come back to now first, a memo hit's by being replayed (below).
-    void SkipBackForJoin(const std::vector<uint32_t>& links);
     /// Undoes a memo hit a join cut short and simulates its partition packet
     /// by packet from the hit to now (wormhole-memo-replay.cc).
     void ReplayCutHit(uint32_t partition);
-    /// Whether an event of `owner` scheduled for `ts` runs in the replay in
-    /// progress: one of the replayed partition's links, before its end.
-    bool ReplayOwns(uint32_t owner, uint64_t ts) const;
+    /// Whether an event of `owner` scheduled before the replay's end runs in
+    /// it: one of the replayed partition's links.
+    bool ReplayOwns(uint32_t owner) const;
     /// Credits `bytes` of skipped time `dt` (both negative: takes back) to a
     /// flow through the model, books what the model took (it never takes
     /// more than the flow has unsent) and returns it.
@@ -428,8 +424,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Called with each acknowledgement: checkpoints the pending pattern's
     /// course at most every courseStep (docs/memo.md).
     void MemoTrace(uint32_t flowId);
-    /// A memo hit's skip is taken back `back` ns before its end: resume from
-    /// the stored course at the time reached instead of its end state.
     /// Puts the flows' CC states in place when the partition's skip ends,
     /// first among its events there: until then the flows keep the state
     /// they had at the hit (frozen with their timers), so a skip cut short
@@ -440,6 +434,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                           std::vector<std::vector<double>> states);
     /// Drops the frameless backlog a hit put on the ports of these flows' paths.
     void DropRestoredBacklog(const std::vector<uint32_t>& flows);
+    /// A memo hit's skip is taken back `back` ns before its end: resume from
+    /// the stored course at the time reached instead of its end state.
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
 
