@@ -26,7 +26,7 @@ args = sys.argv[1:]
 replay = "--no-replay" not in args
 delays = [int(d) for d in args if d != "--no-replay"] or [1, 10, 20, 50]
 config = run.WormholeConfig(memo_replay_joins=replay)
-print("links  join   per-flow mean / max   makespan  hits skip-backs replayed")
+print("links  join   per-flow mean / max   makespan  hits skip-backs replayed deferred")
 for delay_us in delays:
     topo = topology.star(8, "100Gbps", f"{delay_us}us")
     for join_ns in (100_000, 300_000, 600_000, 900_000, 1_200_000):
@@ -37,4 +37,4 @@ for delay_us in delays:
         span = abs(worm.network.makespan_ns - base.network.makespan_ns) / base.network.makespan_ns
         stats = worm.network.stats
         print(f"{delay_us:3d} us {join_ns // 1000:5d} us  {100 * err.mean():6.2f} / {100 * err.max():6.2f}%"
-              f"   {100 * span:6.2f}%  {stats['memo_hits']:4d} {stats['skip_backs']:4d} {stats['memo_hits_replayed']:4d}")
+              f"   {100 * span:6.2f}%  {stats['memo_hits']:4d} {stats['skip_backs']:4d} {stats['memo_hits_replayed']:4d} {stats['memo_hits_deferred']:4d}")

@@ -43,6 +43,9 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["skips_to_known_start"] = s.skipsToKnownStart;
     d["memo_keys_deferred"] = s.memoKeysDeferred;
     d["memo_hits_replayed"] = s.memoHitsReplayed;
+    d["memo_hits_deferred"] = s.memoHitsDeferred;
+    d["memo_waived_bytes"] = s.memoWaivedBytes;
+    d["memo_hits_deferred_lapsed"] = s.memoHitsDeferredLapsed;
     d["events_replayed"] = s.eventsReplayed;
     // Why not faster (docs/why-not.md): unskipped patterns by reason, memo
     // misses by reason, partition sizes.

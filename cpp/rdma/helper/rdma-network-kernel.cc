@@ -203,6 +203,13 @@ RdmaNetwork::AddBacklog(uint64_t portKey, const std::vector<std::pair<uint32_t, 
 }
 
 uint64_t
+RdmaNetwork::GetFramePayload(uint32_t flowId) const
+{
+    const RdmaNic* nic = PeekPointer(m_nics[FlowById(flowId).src]);
+    return nic ? nic->GetMtu() : 0;
+}
+
+uint64_t
 RdmaNetwork::GetFlowInFlight(uint32_t flowId) const
 {
     const RdmaQueuePair& qp = FlowById(flowId);

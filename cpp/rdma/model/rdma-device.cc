@@ -145,20 +145,18 @@ RdmaDevice::AddBacklog(uint32_t port, uint64_t bytes, int64_t from)
     if (p.backlogEnd <= std::max(from, p.busyUntil))
     {
         p.backlogStart = start;
+        p.backlogBytes = 0;
     }
+    p.backlogBytes += bytes;
     p.backlogEnd = start + tx;
     p.busyUntil = p.backlogEnd;
     // Counted as sent now: no frame leaves, so no INT record is taken,
     // before the backlog has gone.
     p.txBytes += bytes;
-    // A pending service would send the next frame too early: it moves to
-    // the end of the backlog.
-    if (p.servicePending && p.serviceAt < p.busyUntil)
-    {
-        p.service.Cancel();
-        p.servicePending = false;
-        ScheduleService(p, port, p.busyUntil);
-    }
+    // A pending service stays where it is and, finding the port busy with
+    // the backlog, waits for its end (RdmaSwitch::Service): moved here, it
+    // would be a new event, and a backlog dropped again (a memo hit undone)
+    // could not give the port back its own.
 }
 
 void
@@ -169,8 +167,10 @@ RdmaDevice::DropBacklog(uint32_t port, int64_t now)
     {
         return;
     }
-    // Nothing of it was sent: none goes into the byte counter.
-    p.txBytes -= std::min(p.txBytes, BacklogLeft(port, now));
+    // Nothing of it was sent: none goes into the byte counter (all of it,
+    // to the byte, if it had not begun).
+    p.txBytes -= std::min(p.txBytes, now <= p.backlogStart ? p.backlogBytes : BacklogLeft(port, now));
+    p.backlogBytes = 0;
     const int64_t from = std::max(now, p.backlogStart);
     if (p.busyUntil == p.backlogEnd)
     {

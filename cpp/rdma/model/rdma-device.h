@@ -64,6 +64,7 @@ struct RdmaPort
     /// backlogStart to backlogEnd, counting what is left as queued.
     int64_t backlogStart = 0;
     int64_t backlogEnd = 0;
+    uint64_t backlogBytes = 0; ///< the bytes put there since backlogStart (a drop before it gives them back exactly)
     /// Data bytes the port sends without wire time (see WaiveBytes).
     uint64_t waived = 0;
 

@@ -264,7 +264,7 @@ RdmaSwitch::Kick(uint32_t port)
     RdmaPort& p = m_ports[port];
     if (p.servicePending)
     {
-        return; // a switch port's pending service is always at busyUntil
+        return; // a pending service runs at busyUntil, or finds the port busy and moves there
     }
     if (NowSteps() >= p.busyUntil)
     {
@@ -317,6 +317,11 @@ void
 RdmaSwitch::Service(uint32_t port)
 {
     RdmaPort& p = m_ports[port];
+    if (NowSteps() < p.busyUntil)
+    {
+        ScheduleService(p, port, p.busyUntil); // a frameless backlog put in front (AddBacklog)
+        return;
+    }
     Egress& eg = m_egress[port];
     uint32_t q = 0;
     RdmaPacket* frame = Dequeue(eg, p.pausedMask, q);
@@ -463,6 +468,11 @@ RdmaSwitch::DropBacklog(uint32_t port, int64_t now)
         m_chargedPorts--;
     }
     eg.charged = 0;
+    const bool begun = now > m_ports[port].backlogStart;
+    if (!begun && eg.settle.IsPending())
+    {
+        Simulator::Remove(eg.settle); // as if never planned: the run counts no event of it
+    }
     eg.settle.Cancel();
     RdmaDevice::DropBacklog(port, now);
     for (const BacklogShare& s : charges)

@@ -133,6 +133,12 @@ class FlowCreditor
     {
         return false;
     }
+    /// The payload of one of the flow's full frames (0: unknown). A credit
+    /// that leaves a flow less than a frame may complete it.
+    virtual uint64_t GetFramePayload(uint32_t flowId) const
+    {
+        return 0;
+    }
     /// The flow's congestion-control state as numbers, and putting such a
     /// state back (memoized transients restore what they converged to).
     virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;

@@ -59,13 +59,40 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
                               m_memoConfirmations,
                               m_memoAgreement);
     match.Search(wormhole::MemoStore::Global(), key);
-    if (match.steady && MemoHitSteady(partition, match, match.steady))
+    // A hit of a transient that queues is taken once the pattern's first
+    // round trip has been delivered (MemoHitDelay): a deferred hit, or none.
+    uint64_t frame = 0;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
     {
-        return;
+        frame = std::max(frame, FlowSeam::creditor->GetFramePayload(flow));
     }
-    if (match.ends && MemoHitEnding(partition, match, match.ends, key.drainRate))
+    for (const auto* hit : {&match.steady, &match.ends})
     {
-        return;
+        if (!*hit)
+        {
+            continue;
+        }
+        const bool steady = hit == &match.steady;
+        std::vector<double> remaining;
+        for (uint32_t i = 0; i < views.size(); ++i)
+        {
+            remaining.push_back(match.Remaining(i));
+        }
+        const int64_t delay = MemoHitDelay(*hit->record,
+                                           hit->map,
+                                           remaining,
+                                           m_theta,
+                                           static_cast<double>(m_completionMargin.GetNanoSeconds()),
+                                           static_cast<double>(frame));
+        if (delay > 0 && DeferMemoHit(partition, *hit, steady, delay))
+        {
+            return;
+        }
+        if (delay == 0 && (steady ? MemoHitSteady(partition, match, *hit, {})
+                                  : MemoHitEnding(partition, match, *hit, key.drainRate)))
+        {
+            return;
+        }
     }
     if (match.flat && MemoHitFlatPrefix(partition, match, match.flat))
     {
@@ -78,11 +105,37 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
 bool
 WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
                                      const wormhole::MemoMatch& match,
-                                     const wormhole::MemoMatch::Hit& hit)
+                                     const wormhole::MemoMatch::Hit& hit,
+                                     const HitFrom& from)
 {
     const wormhole::MemoRecord& rec = *hit.record;
     const auto& map = hit.map;
     const size_t n = map.size();
+    // What is left of the stored transient, and of each flow's bytes in it.
+    const int64_t transientNs = rec.transientNs - from.into;
+    if (transientNs <= 0)
+    {
+        return false;
+    }
+    // Deferred (from.into > 0): each flow is credited what makes it have
+    // sent, at the transient's end, what its counterpart had (delivered plus
+    // in flight), its frames in flight now standing for those.
+    std::vector<double> bytes;
+    const wormhole::MemoCheckpoint* end = from.into > 0 && rec.course && !rec.course->empty() ? &rec.course->back() : nullptr;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const double inFlight = match.Remaining(i) - match.Unsent(i);
+        const double surplus = end ? end->inFlight[map[i]] - inFlight : 0.0;
+        bytes.push_back(std::max(0.0, rec.bytes[map[i]] - from.Done(i) + surplus));
+    }
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        // Every flow outlasts the transient, its end left to run packet by packet.
+        if (bytes[i] > match.Creditable(i, hit))
+        {
+            return false;
+        }
+    }
     // After the transient the pattern is steady at the stored rates: a
     // flat one (every flow's window spread well under theta, e.g. flows
     // alone at line rate) goes straight on to the earliest completion,
@@ -99,7 +152,7 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
         for (uint32_t i = 0; i < n; ++i)
         {
             const double rate = rec.rate[map[i]];
-            const double left = match.Creditable(i, hit) - rec.bytes[map[i]];
+            const double left = match.Creditable(i, hit) - bytes[i];
             steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
         }
         if (!flatRecord)
@@ -112,23 +165,25 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     // join before it ends means this one will not be it (a hit skipped back
     // at the join erred by up to 180%). The steady state after it ends at
     // the join, as a fast-forward's would.
-    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs + rec.transientNs) + steadyNs);
-    if (untilJoin <= static_cast<double>(rec.transientNs))
+    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs + transientNs) + steadyNs);
+    if (untilJoin <= static_cast<double>(transientNs))
     {
         return false;
     }
-    steadyNs = std::min(steadyNs, untilJoin - static_cast<double>(rec.transientNs));
+    steadyNs = std::min(steadyNs, untilJoin - static_cast<double>(transientNs));
     const auto more = static_cast<int64_t>(steadyNs);
     std::vector<double> credit;
     for (uint32_t i = 0; i < n; ++i)
     {
-        credit.push_back(rec.bytes[map[i]] + rec.rate[map[i]] * static_cast<double>(more) / 8e9);
+        credit.push_back(bytes[i] + rec.rate[map[i]] * static_cast<double>(more) / 8e9);
     }
-    NS_LOG_INFO("memo hit: partition " << partition << " (" << n << " flows) skips its " << rec.transientNs
-                                       << " ns transient and " << more << " ns of steady state");
-    ApplyMemoHit(partition, rec, map, rec.transientNs + more, std::move(credit), true, more > 0);
-    m_stats.memoTimeSavedNs += rec.transientNs;
-    m_stats.memoEventsSaved += rec.transientEvents;
+    NS_LOG_INFO("memo hit: partition " << partition << " (" << n << " flows) skips " << transientNs << " ns of its "
+                                       << rec.transientNs << " ns transient and " << more << " ns of steady state");
+    ApplyMemoHit(partition, rec, map, transientNs + more, std::move(credit), true, more > 0, from);
+    m_stats.memoTimeSavedNs += transientNs;
+    m_stats.memoEventsSaved += static_cast<uint64_t>(static_cast<double>(rec.transientEvents) *
+                                                     static_cast<double>(transientNs) /
+                                                     static_cast<double>(rec.transientNs));
     return true;
 }
 
@@ -192,12 +247,23 @@ WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
     NS_LOG_INFO("memo hit (ends in a completion): partition " << partition << " skips " << skip << " ns ("
                                                               << static_cast<int64_t>(back)
                                                               << " ns short of the record, for what is in flight)");
-    ApplyMemoHit(partition, rec, map, skip, std::move(credit), true, true);
+    ApplyEndingHit(partition, rec, map, skip, std::move(credit), HitFrom{});
+    return true;
+}
+
+void
+WormholeSimulatorImpl::ApplyEndingHit(uint32_t partition,
+                                      const wormhole::MemoRecord& rec,
+                                      const std::vector<uint32_t>& map,
+                                      int64_t skip,
+                                      std::vector<double> credit,
+                                      const HitFrom& from)
+{
+    ApplyMemoHit(partition, rec, map, skip, std::move(credit), true, true, from);
     m_stats.memoTimeSavedNs += skip;
     m_stats.memoEventsSaved += static_cast<uint64_t>(static_cast<double>(rec.transientEvents) *
                                                      static_cast<double>(skip) /
                                                      static_cast<double>(rec.transientNs));
-    return true;
 }
 
 bool
@@ -229,7 +295,7 @@ WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
         credit.push_back(rec.rate[map[i]] * static_cast<double>(skip) / 8e9);
     }
     NS_LOG_INFO("memo hit (flat prefix): partition " << partition << " skips " << skip << " ns");
-    ApplyMemoHit(partition, rec, map, skip, std::move(credit), false, true);
+    ApplyMemoHit(partition, rec, map, skip, std::move(credit), false, true, HitFrom{});
     m_stats.memoTimeSavedNs += skip;
     return true;
 }
@@ -241,7 +307,8 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
                                     int64_t skip,
                                     std::vector<double> credit,
                                     bool restoreState,
-                                    bool toCompletion)
+                                    bool toCompletion,
+                                    const HitFrom& from)
 {
     PartitionState& st = StateOf(partition);
     const auto flows = m_partitions.Get(partition).flows;
@@ -253,7 +320,7 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     // skip ends, and restored at 1 Gb/s it crawled through what it had left
     // (240-450 us late on 50 us links).
     const wormhole::MemoCheckpoint* at =
-        restoreState && rec.course && !rec.course->empty() ? &CheckpointAt(*rec.course, skip) : nullptr;
+        restoreState && rec.course && !rec.course->empty() ? &CheckpointAt(*rec.course, from.into + skip) : nullptr;
     auto cut = std::make_shared<MemoCut>();
     if (restoreState && rec.course && !rec.course->empty())
     {
@@ -263,8 +330,10 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
         cut->startedAt = m_currentTs;
         cut->startedUid = m_currentUid;
         cut->steady = rec.completes < 0;
+        cut->into = from.into;
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
+            cut->done.push_back(from.Done(i));
             cut->rate.push_back(rec.rate[map[i]]);
             cut->inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flows[i])));
         }
@@ -290,17 +359,20 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     // echoes of marks they carried before the hit (CNPs and marked ACKs in
     // flight) are ignored too: arriving after the skip they cut rates the
     // restored state had already cut, and held back the flows' recovery.
-    if (restoreState)
+    if (restoreState && (from.into == 0))
     {
         FlowSeam::creditor->SetInFlightEcnExempt(flows, true);
     }
     ShiftPartition(partition, skip);
     if (restoreState && m_memoRestoreQueues)
     {
-        const std::vector<double> backlog = RestoreBacklog(flows, rec.backlog, rec.rate, map, skip);
+        const bool deferred = from.into > 0 && at;
+        const std::vector<double> backlog =
+            deferred ? ResumeQueuesAt(flows, map, *at, rec.rate, cut->inFlight, skip)
+                     : RestoreBacklog(flows, rec.backlog, rec.rate, map, skip);
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
-            credit[i] += backlog[i];
+            credit[i] = deferred ? std::max(credit[i], backlog[i]) : credit[i] + backlog[i];
         }
     }
     std::vector<std::pair<uint32_t, double>> rates;
@@ -357,7 +429,7 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
         return;
     }
     const wormhole::MemoCourse& course = *cut->course;
-    const auto e = static_cast<int64_t>(m_currentTs - cut->startedAt);
+    const auto e = static_cast<int64_t>(m_currentTs - cut->startedAt) + cut->into;
     const wormhole::MemoCheckpoint& at = CheckpointAt(course, e);
     const wormhole::MemoCheckpoint* next = &at + 1 == course.data() + course.size() ? nullptr : &at + 1;
     NS_LOG_INFO("memo hit cut short: partition " << partition << " at " << e << " ns of its transient, from the "
@@ -366,52 +438,12 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     if (m_memoRestoreQueues)
     {
         DropRestoredBacklog(flows);
-        std::vector<std::pair<uint64_t, uint64_t>> hops;
-        // What each port has ahead of it beyond the checkpoint: the bytes its
-        // flows hold in flight beyond what their counterparts held there
-        // (frames the skip froze at the hit, a first round trip at line
-        // rate, which the course had delivered long before e), plus the
-        // queue put back below. Counting only the frames already queued at
-        // the port left those still on the wire towards it to arrive on top
-        // of the checkpoint's queue: on 10 us links 0.5 MB over a 1.2 MB
-        // queue crossed the 1.6 MB marking threshold, marks the reference
-        // never drew cut every flow and restarted its increase timer, and
-        // the flows ended 11-16% late. Those bytes are waived: the port
-        // sends them without wire time, as already delivered.
-        std::vector<std::pair<uint64_t, double>> surplus; // first seen order: deterministic
-        for (uint32_t i = 0; i < flows.size(); ++i)
-        {
-            const uint32_t v = cut->map[i];
-            FlowSeam::creditor->GetPathBacklog(flows[i], hops);
-            for (size_t h = 0; h < hops.size(); ++h)
-            {
-                const auto [port, now] = hops[h];
-                if (port == 0)
-                {
-                    continue;
-                }
-                auto it = std::find_if(surplus.begin(), surplus.end(), [port = port](const auto& s) {
-                    return s.first == port;
-                });
-                if (it == surplus.end())
-                {
-                    const double want = h < at.backlog[v].size() ? at.backlog[v][h] : 0.0;
-                    const double add = std::max(0.0, want - static_cast<double>(now)); // as RestoreBacklog
-                    it = surplus.emplace(surplus.end(), port, add >= 1.0 ? add : 0.0);
-                }
-                it->second += cut->inFlight[i] - at.inFlight[v];
-            }
-        }
         std::vector<double> rate(flows.size(), 0.0); // by record vertex, as the backlog
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
             rate[cut->map[i]] = cut->rate[i];
         }
-        backlog = RestoreBacklog(flows, at.backlog, rate, cut->map, 0);
-        for (const auto& [port, bytes] : surplus)
-        {
-            FlowSeam::creditor->WaiveBytes(port, static_cast<uint64_t>(std::max(0.0, bytes)));
-        }
+        backlog = ResumeQueuesAt(flows, cut->map, at, rate, cut->inFlight, 0);
     }
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
@@ -426,7 +458,7 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
         {
             delivered += cut->rate[i] * since / 8e9; // the steady stretch after the transient
         }
-        const double want = std::max(backlog[i], delivered + at.inFlight[v] - cut->inFlight[i]);
+        const double want = std::max(backlog[i], delivered - cut->done[i] + at.inFlight[v] - cut->inFlight[i]);
         Credit(flows[i], static_cast<int64_t>(want) - cut->credited[i], -back);
     }
     // After the credit has moved the flows' clocks back to now: the restored
@@ -435,6 +467,58 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     {
         FlowSeam::creditor->RestoreFlowState(flows[i], at.cc[cut->map[i]]);
     }
+}
+
+std::vector<double>
+WormholeSimulatorImpl::ResumeQueuesAt(const std::vector<uint32_t>& flows,
+                                      const std::vector<uint32_t>& map,
+                                      const wormhole::MemoCheckpoint& at,
+                                      const std::vector<double>& rate,
+                                      const std::vector<double>& inFlight,
+                                      int64_t skip)
+{
+    // What each port has ahead of it beyond the checkpoint: the bytes its
+    // flows hold in flight (frozen by the skip) beyond what their
+    // counterparts held there, plus the queue put back below. Counting only
+    // the frames already queued at the port left those still on the wire
+    // towards it to arrive on top of the checkpoint's queue: on 10 us links
+    // 0.5 MB over a 1.2 MB queue crossed the 1.6 MB marking threshold, marks
+    // the reference never drew cut every flow and restarted its increase
+    // timer, and the flows ended 11-16% late. Those bytes are waived: the
+    // port sends them without wire time, as already delivered.
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    std::vector<std::pair<uint64_t, double>> surplus; // first seen order: deterministic
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        const uint32_t v = map[i];
+        FlowSeam::creditor->GetPathBacklog(flows[i], hops);
+        for (size_t h = 0; h < hops.size(); ++h)
+        {
+            const auto [port, now] = hops[h];
+            if (port == 0)
+            {
+                continue;
+            }
+            auto it = std::find_if(surplus.begin(), surplus.end(), [port = port](const auto& s) {
+                return s.first == port;
+            });
+            if (it == surplus.end())
+            {
+                const double want = h < at.backlog[v].size() ? at.backlog[v][h] : 0.0;
+                const double add = std::max(0.0, want - static_cast<double>(now)); // as RestoreBacklog
+                it = surplus.emplace(surplus.end(), port, add >= 1.0 ? add : 0.0);
+            }
+            it->second += inFlight[i] - at.inFlight[v];
+        }
+    }
+    const std::vector<double> backlog = RestoreBacklog(flows, at.backlog, rate, map, skip);
+    for (const auto& [port, bytes] : surplus)
+    {
+        const auto waived = static_cast<uint64_t>(std::max(0.0, bytes));
+        FlowSeam::creditor->WaiveBytes(port, waived);
+        m_stats.memoWaivedBytes += waived;
+    }
+    return backlog;
 }
 
 void
@@ -477,6 +561,7 @@ WormholeSimulatorImpl::DropRestoredBacklog(const std::vector<uint32_t>& flows)
             if (port != 0)
             {
                 FlowSeam::creditor->DropBacklog(port);
+                FlowSeam::creditor->WaiveBytes(port, 0); // a deferred hit's (ResumeQueuesAt)
             }
         }
     }

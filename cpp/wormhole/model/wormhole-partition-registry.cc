@@ -36,6 +36,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     // costs only a short settling; one that does shows in their samples.
     // R-hat is measured afresh from now.
     OpenEpisode(partition); // why-not: the pattern changed
+    DropDeferredHit(partition); // found for the pattern that was
     PartitionState& st = StateOf(partition);
     st.locked = false;
     st.retryAfter = 0;

@@ -88,6 +88,9 @@ struct WormholeKernelStats
     uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
     uint64_t memoKeysDeferred = 0; ///< lookups not made because the store was empty (docs/why-not.md)
     uint64_t memoHitsReplayed = 0; ///< hits undone by a flow joining mid-way, their partition replayed
+    uint64_t memoWaivedBytes = 0; ///< bytes in flight beyond the course's that ports sent without wire time
+    uint64_t memoHitsDeferred = 0; ///< hits put off until their pattern's first round trip was delivered
+    uint64_t memoHitsDeferredLapsed = 0; ///< of those, not taken then (too little left, a known join)
     uint64_t eventsReplayed = 0;   ///< events those replays ran (in eventsExecuted too)
     // Why not faster: each contention pattern of a partition (from one change
     // to the next) that ended without a skip, by its reason, and the
@@ -233,6 +236,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
         bool judged = false; ///< its window was judged since the pattern last changed
+        /// A memo hit of its partition waits for the acknowledgement at or
+        /// after this time (0: none; wormhole-memo-deferred-hit.cc).
+        uint64_t memoHitAt = 0;
     };
 
     /// What a skip-back needs of a memo hit to resume the partition mid-way
@@ -248,6 +254,34 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t startedAt = 0;
         uint32_t startedUid = 0;       ///< the event the hit was made in
         bool steady = false;           ///< the record ended steady: its rates hold after it
+        int64_t into = 0;              ///< how far into the stored transient the hit was taken
+        std::vector<double> done;      ///< what each flow had delivered by then since the formation
+    };
+
+    /// Where in its stored transient a pattern is when a hit is taken:
+    /// `into` ns after it formed, flow i having delivered done[i] bytes
+    /// since (empty: at the formation).
+    struct HitFrom
+    {
+        int64_t into = 0;
+        std::vector<double> done;
+
+        double Done(uint32_t i) const
+        {
+            return i < done.size() ? done[i] : 0.0;
+        }
+    };
+
+    /// A memo hit found when its pattern formed, taken once the pattern's
+    /// first round trip has been delivered (wormhole-memo-deferred-hit.cc).
+    struct DeferredHit
+    {
+        std::shared_ptr<const wormhole::MemoRecord> record; ///< a copy: the store's may move
+        std::vector<uint32_t> map;
+        bool steady = false;            ///< a steady record (else one ending in a completion)
+        std::vector<uint32_t> flows;    ///< the partition's flows when it formed
+        uint64_t formedAt = 0;
+        std::vector<double> deliveredAtFormation;
     };
 
     struct PartitionState
@@ -296,6 +330,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         /// A memo hit's congestion-control state, put in place when its skip
         /// ends (RestoreAtSkipEnd); cancelled if the skip is cut short.
         EventId pendingRestore;
+        /// A memo hit waiting for the first round trip to be delivered.
+        std::shared_ptr<const DeferredHit> deferredHit;
     };
 
     struct TrackedEvent
@@ -382,11 +418,57 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<wormhole::MemoFlowView> MemoViews(uint32_t partition) const;
     /// The three kinds of hit (see memo-match.h); each is taken only if
     /// long enough and not crossed by a known join (false: not taken).
-    bool MemoHitSteady(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    /// `from`: where in the stored transient the pattern is (a deferred hit).
+    bool MemoHitSteady(uint32_t partition,
+                       const wormhole::MemoMatch& match,
+                       const wormhole::MemoMatch::Hit& hit,
+                       const HitFrom& from);
     bool MemoHitEnding(uint32_t partition,
                        const wormhole::MemoMatch& match,
                        const wormhole::MemoMatch::Hit& hit,
                        const std::vector<double>& drainRate);
+    /// How long after the formation a hit of `rec` is taken: 0 (now) for a
+    /// transient flat throughout, else when the course has delivered every
+    /// flow's first round trip and its flows hold in all no more in flight
+    /// than at the skip's end (`marginNs` before a completion), within theta
+    /// and a frame of `frameBytes`; -1 if never before it.
+    /// (`map`: the record's vertex of each flow, `remaining`: its bytes
+    /// left now). A flow that has sent its last byte by the skip's end need
+    /// not have come down to it.
+    static int64_t MemoHitDelay(const wormhole::MemoRecord& rec,
+                                const std::vector<uint32_t>& map,
+                                const std::vector<double>& remaining,
+                                double theta,
+                                double marginNs,
+                                double frameBytes);
+    /// Where a hit of `rec` taken at its checkpoint `at` ends its skip: the
+    /// transient's end for a steady record; for one ending in a completion,
+    /// the margin before it, or earlier by the time the frames in flight at
+    /// `at` took the course to deliver.
+    static const wormhole::MemoCheckpoint& MemoSkipEnd(const wormhole::MemoRecord& rec,
+                                                       const wormhole::MemoCheckpoint& at,
+                                                       double marginNs);
+    /// A hit of a record ending in a completion, taken `from.into` ns into
+    /// its transient (a deferred hit; false: not taken).
+    bool MemoHitEndingDeferred(uint32_t partition,
+                               const wormhole::MemoMatch& match,
+                               const wormhole::MemoMatch::Hit& hit,
+                               const HitFrom& from);
+    /// Applies a hit that ends `skip` ns on, short of a completion, and counts it.
+    void ApplyEndingHit(uint32_t partition,
+                        const wormhole::MemoRecord& rec,
+                        const std::vector<uint32_t>& map,
+                        int64_t skip,
+                        std::vector<double> credit,
+                        const HitFrom& from);
+    /// Remembers a hit to be taken `delayNs` from now (false: it could not
+    /// be worth taking then).
+    bool DeferMemoHit(uint32_t partition, const wormhole::MemoMatch::Hit& hit, bool steady, int64_t delayNs);
+    /// The deferred hit's time has come (an acknowledgement of one of the
+    /// partition's flows): take it if the pattern is still the one it was for.
+    void TakeDeferredHit(uint32_t partition);
+    /// Forgets the partition's deferred hit.
+    void DropDeferredHit(uint32_t partition);
     bool MemoHitFlatPrefix(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
     /// A miss: remember the pattern as it formed, to store its transient.
     void MemoStartRecording(uint32_t partition, wormhole::MemoKey key);
@@ -402,7 +484,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                       int64_t skip,
                       std::vector<double> credit,
                       bool restoreState,
-                      bool toCompletion);
+                      bool toCompletion,
+                      const HitFrom& from);
     /// Stores the pending pattern's transient, ended by a steady state
     /// (completes = -1) or by the completion of its vertex `completes`.
     void MemoRecord(uint32_t partition,
@@ -432,6 +515,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                           uint64_t at,
                           std::vector<uint32_t> flows,
                           std::vector<std::vector<double>> states);
+    /// Puts the queues of checkpoint `at` back on the flows' ports from
+    /// now + skip (shared by `rate`, per record vertex) and waives at each
+    /// port what its flows hold in flight (`inFlight`, per flow) beyond
+    /// their counterparts there; returns each flow's share of the queues.
+    std::vector<double> ResumeQueuesAt(const std::vector<uint32_t>& flows,
+                                       const std::vector<uint32_t>& map,
+                                       const wormhole::MemoCheckpoint& at,
+                                       const std::vector<double>& rate,
+                                       const std::vector<double>& inFlight,
+                                       int64_t skip);
     /// Drops the frameless backlog a hit put on the ports of these flows' paths.
     void DropRestoredBacklog(const std::vector<uint32_t>& flows);
     /// A memo hit's skip is taken back `back` ns before its end: resume from

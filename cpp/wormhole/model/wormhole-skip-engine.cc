@@ -309,6 +309,7 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
     PartitionState& st = StateOf(partition);
     st.skippedSinceAnchor = 0;
     st.memoCut.reset(); // a memo hit sets its own after this
+    DropDeferredHit(partition); // the skip moves the partition off the stored course
     st.creditRates = std::move(rates); // what a skip-back takes back
     st.skipping = true;
     st.skipEnd = end;

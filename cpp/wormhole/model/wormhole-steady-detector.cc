@@ -38,6 +38,19 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
     {
         MemoTrace(flowId); // a pending pattern's course (wormhole-memo-record.cc)
     }
+    if (fs.memoHitAt != 0 && m_currentTs >= fs.memoHitAt)
+    {
+        fs.memoHitAt = 0;
+        const uint32_t partition = m_partitions.PartitionOfFlow(flowId);
+        if (partition != wormhole::PartitionTracker::kNone)
+        {
+            TakeDeferredHit(partition); // wormhole-memo-deferred-hit.cc
+            if (IsSkipping(partition) || !m_flows.contains(flowId))
+            {
+                return; // this flow's state just moved on
+            }
+        }
+    }
     if (fs.memoCheck)
     {
         // The pattern is looked up at its first acknowledgement, not at each
