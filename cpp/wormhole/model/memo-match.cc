@@ -39,6 +39,12 @@ MemoMatch::Unsent(uint32_t i) const
 }
 
 double
+MemoMatch::InFlight(uint32_t i) const
+{
+    return m_flows[i].inFlight;
+}
+
+double
 MemoMatch::Creditable(uint32_t i, const MemoRecord& rec, const Map& map) const
 {
     // Its end runs packet by packet: in-flight bytes and the margin stay.

@@ -61,6 +61,8 @@ class MemoMatch
     double Remaining(uint32_t i) const;
     /// Bytes flow i has not sent yet: all a credit can take off it.
     double Unsent(uint32_t i) const;
+    /// Bytes flow i has sent and not yet had acknowledged.
+    double InFlight(uint32_t i) const;
     /// Bytes flow i may still be credited under `hit`: what is left, less
     /// what is in flight and the margin at the stored rate.
     double Creditable(uint32_t i, const Hit& hit) const;

@@ -61,11 +61,6 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     match.Search(wormhole::MemoStore::Global(), key);
     // A hit of a transient that queues is taken once the pattern's first
     // round trip has been delivered (MemoHitDelay): a deferred hit, or none.
-    uint64_t frame = 0;
-    for (uint32_t flow : m_partitions.Get(partition).flows)
-    {
-        frame = std::max(frame, FlowSeam::creditor->GetFramePayload(flow));
-    }
     for (const auto* hit : {&match.steady, &match.ends})
     {
         if (!*hit)
@@ -73,17 +68,12 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
             continue;
         }
         const bool steady = hit == &match.steady;
-        std::vector<double> remaining;
-        for (uint32_t i = 0; i < views.size(); ++i)
-        {
-            remaining.push_back(match.Remaining(i));
-        }
         const int64_t delay = MemoHitDelay(*hit->record,
                                            hit->map,
-                                           remaining,
+                                           views,
                                            m_theta,
                                            static_cast<double>(m_completionMargin.GetNanoSeconds()),
-                                           static_cast<double>(frame));
+                                           LargestFrame(partition));
         if (delay > 0 && DeferMemoHit(partition, *hit, steady, delay))
         {
             return;
@@ -124,8 +114,7 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     const wormhole::MemoCheckpoint* end = from.into > 0 && rec.course && !rec.course->empty() ? &rec.course->back() : nullptr;
     for (uint32_t i = 0; i < n; ++i)
     {
-        const double inFlight = match.Remaining(i) - match.Unsent(i);
-        const double surplus = end ? end->inFlight[map[i]] - inFlight : 0.0;
+        const double surplus = end ? end->inFlight[map[i]] - match.InFlight(i) : 0.0;
         bytes.push_back(std::max(0.0, rec.bytes[map[i]] - from.Done(i) + surplus));
     }
     for (uint32_t i = 0; i < n; ++i)
@@ -359,7 +348,7 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     // echoes of marks they carried before the hit (CNPs and marked ACKs in
     // flight) are ignored too: arriving after the skip they cut rates the
     // restored state had already cut, and held back the flows' recovery.
-    if (restoreState && (from.into == 0))
+    if (restoreState && from.into == 0)
     {
         FlowSeam::creditor->SetInFlightEcnExempt(flows, true);
     }

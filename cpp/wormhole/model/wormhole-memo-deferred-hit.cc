@@ -1,7 +1,7 @@
 // WormholeSimulatorImpl, deferred memo hit: a hit of a transient that queues
 // is not taken when its pattern forms but once the pattern's first round
 // trip has been delivered, from where the pattern then is in the stored
-// transient (docs/memo.md, "A hit waits for the first round trip").
+// transient (docs/memo.md, "When a hit is taken").
 #include "wormhole-simulator-impl.h"
 
 #include "memo-match.h"
@@ -9,7 +9,6 @@
 #include "ns3/log.h"
 
 #include <algorithm>
-
 
 namespace ns3
 {
@@ -45,7 +44,7 @@ WormholeSimulatorImpl::MemoSkipEnd(const wormhole::MemoRecord& rec, const wormho
 int64_t
 WormholeSimulatorImpl::MemoHitDelay(const wormhole::MemoRecord& rec,
                                     const std::vector<uint32_t>& map,
-                                    const std::vector<double>& remaining,
+                                    const std::vector<wormhole::MemoFlowView>& flows,
                                     double theta,
                                     double marginNs,
                                     double frameBytes)
@@ -95,7 +94,7 @@ WormholeSimulatorImpl::MemoHitDelay(const wormhole::MemoRecord& rec,
             // remaining bytes all in flight there) holds less and less in
             // flight: its frames are its tail, and after the skip they only
             // have to arrive (MemoSkipEnd), the surplus waived.
-            if (remaining[i] - end.bytes[v] > end.inFlight[v] + frameBytes)
+            if (flows[i].remaining - end.bytes[v] > end.inFlight[v] + frameBytes)
             {
                 now += c.inFlight[v];
                 there += end.inFlight[v];
@@ -199,7 +198,10 @@ WormholeSimulatorImpl::MemoHitEndingDeferred(uint32_t partition,
     const wormhole::MemoCheckpoint* at = &MemoSkipEnd(rec,
                                                       CheckpointAt(course, from.into),
                                                       static_cast<double>(m_completionMargin.GetNanoSeconds()));
-    const auto& flows = m_partitions.Get(partition).flows;
+    // The credit must leave each flow a frame to deliver: credited to its
+    // last byte with nothing in flight, a flow completes inside the credit
+    // (a DCQCN flow of a 4-to-1 incast on 1 us links ended 91% early so).
+    const double frame = std::max(1.0, LargestFrame(partition));
     std::vector<double> credit(map.size(), 0.0);
     bool fits = false;
     while (!fits && at->atNs > from.into)
@@ -208,13 +210,7 @@ WormholeSimulatorImpl::MemoHitEndingDeferred(uint32_t partition,
         for (uint32_t i = 0; i < map.size(); ++i)
         {
             const uint32_t v = map[i];
-            const double inFlight = match.Remaining(i) - match.Unsent(i);
-            credit[i] = std::max(0.0, at->bytes[v] - from.Done(i) + at->inFlight[v] - inFlight);
-            // A credit can only take off what is unsent, and must leave the
-            // flow a frame to deliver: credited to its last byte with nothing
-            // in flight, a flow completes inside the credit (a DCQCN flow of a
-            // 4-to-1 incast on 1 us links ended 91% early so).
-            const auto frame = static_cast<double>(std::max<uint64_t>(FlowSeam::creditor->GetFramePayload(flows[i]), 1));
+            credit[i] = std::max(0.0, at->bytes[v] - from.Done(i) + at->inFlight[v] - match.InFlight(i));
             fits = fits && credit[i] <= match.Unsent(i) && match.Remaining(i) - credit[i] >= frame;
         }
         if (!fits)
@@ -232,6 +228,17 @@ WormholeSimulatorImpl::MemoHitEndingDeferred(uint32_t partition,
                                                     << " skips " << skip << " ns");
     ApplyEndingHit(partition, rec, map, skip, std::move(credit), from);
     return true;
+}
+
+double
+WormholeSimulatorImpl::LargestFrame(uint32_t partition) const
+{
+    uint64_t frame = 0;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        frame = std::max(frame, FlowSeam::creditor->GetFramePayload(flow));
+    }
+    return static_cast<double>(frame);
 }
 
 void

@@ -432,12 +432,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// flow's first round trip and its flows hold in all no more in flight
     /// than at the skip's end (`marginNs` before a completion), within theta
     /// and a frame of `frameBytes`; -1 if never before it.
-    /// (`map`: the record's vertex of each flow, `remaining`: its bytes
-    /// left now). A flow that has sent its last byte by the skip's end need
-    /// not have come down to it.
+    /// (`map`: the record's vertex of each flow, `flows`: where each stands
+    /// now). A flow that has sent its last byte by the skip's end need not
+    /// have come down to it.
     static int64_t MemoHitDelay(const wormhole::MemoRecord& rec,
                                 const std::vector<uint32_t>& map,
-                                const std::vector<double>& remaining,
+                                const std::vector<wormhole::MemoFlowView>& flows,
                                 double theta,
                                 double marginNs,
                                 double frameBytes);
@@ -467,6 +467,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// The deferred hit's time has come (an acknowledgement of one of the
     /// partition's flows): take it if the pattern is still the one it was for.
     void TakeDeferredHit(uint32_t partition);
+    /// The largest full frame's payload among the partition's flows (0: unknown).
+    double LargestFrame(uint32_t partition) const;
     /// Forgets the partition's deferred hit.
     void DropDeferredHit(uint32_t partition);
     bool MemoHitFlatPrefix(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
