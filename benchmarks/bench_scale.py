@@ -4,6 +4,8 @@ baseline's events estimated from a baseline run stopped early.
 
     python benchmarks/bench_scale.py [--preset gpt-175b moe-32x22b] [--fraction 0.02] [--json OUT]
     python benchmarks/bench_scale.py --preset gpt-7b --validate   # the estimator against a full baseline
+    python benchmarks/bench_scale.py --wormhole-only              # no baseline: after a kernel change
+                                                                  # (the baseline kernel's events stand)
 
 How the baseline's events are estimated. A packet-level baseline spends a nearly fixed number of
 events per data packet it carries (the packet's hops, its ACK's hops, the NIC's pacing and CC
@@ -56,7 +58,7 @@ def _stop_time(worm, dag, fraction: float) -> int:
     return int(end[order][min(k, len(order) - 1)])
 
 
-def one(name: str, fraction: float, validate: bool) -> dict:
+def one(name: str, fraction: float, validate: bool, wormhole_only: bool = False) -> dict:
     from ns3wormhole import run
 
     dag, topo, gpus = _setup(name)
@@ -65,16 +67,20 @@ def one(name: str, fraction: float, validate: bool) -> dict:
     worm = run.run_workload(topo, dag, kernel="wormhole")
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     w = worm.network
+    row = {
+        "preset": name, "gpus": gpus, "flows": int(flow.sum()), "packets": packets_total,
+        "wormhole_wall_s": w.wall_s, "wormhole_events": w.events, "wormhole_peak_rss_mib": peak_mib,
+        "iteration_ns": worm.iteration_times_ns.tolist(), "fast_forwards": w.stats["fast_forwards"],
+    }
+    if wormhole_only:
+        return row
     stop_ns = _stop_time(worm, dag, fraction)
     t0 = time.perf_counter()
     early = run.run_workload(topo, dag, kernel="baseline", stop_ns=stop_ns)
     early_wall = time.perf_counter() - t0
     packets_early = int(early.network.flows["data_packets"].sum())
     estimate = early.network.events * packets_total / max(packets_early, 1)
-    row = {
-        "preset": name, "gpus": gpus, "flows": int(flow.sum()), "packets": packets_total,
-        "wormhole_wall_s": w.wall_s, "wormhole_events": w.events, "wormhole_peak_rss_mib": peak_mib,
-        "iteration_ns": worm.iteration_times_ns.tolist(), "fast_forwards": w.stats["fast_forwards"],
+    row |= {
         "stop_ns": stop_ns, "stopped_baseline_events": early.network.events,
         "stopped_baseline_packets": packets_early, "stopped_baseline_wall_s": early_wall,
         "baseline_events_estimate": estimate, "event_ratio_estimate": estimate / w.events,
@@ -95,20 +101,27 @@ def main(argv: list[str] | None = None) -> int:
                    help="stop the baseline when this share of the DAG's bytes has finished (default 0.02)")
     p.add_argument("--validate", action="store_true",
                    help="also run the full baseline and print the estimator's error")
+    p.add_argument("--wormhole-only", action="store_true",
+                   help="no stopped baseline: Wormhole's wall, events and peak memory only")
     p.add_argument("--json", default=None)
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # child process: one preset
     a = p.parse_args(argv)
     if not 0 < a.fraction <= 1:
         p.error(f"--fraction must be in (0, 1], got {a.fraction}")
+    if a.validate and a.wormhole_only:
+        p.error("--validate runs the full baseline; --wormhole-only runs none")
     if a.one:
-        print(json.dumps(one(a.one, a.fraction, a.validate)))
+        print(json.dumps(one(a.one, a.fraction, a.validate, a.wormhole_only)))
         return 0
     rows = []
-    print(f"# {time.strftime('%Y-%m-%d %H:%M')} Wormhole alone, baseline stopped at {a.fraction:.0%} of the bytes")
+    stopped = "no baseline" if a.wormhole_only else f"baseline stopped at {a.fraction:.0%} of the bytes"
+    print(f"# {time.strftime('%Y-%m-%d %H:%M')} Wormhole alone, {stopped}")
     for name in a.preset:
         cmd = [sys.executable, __file__, "--one", name, "--fraction", str(a.fraction)]
         if a.validate:
             cmd.append("--validate")
+        if a.wormhole_only:
+            cmd.append("--wormhole-only")
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{name}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
@@ -118,6 +131,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<11} {r['gpus']:>5} GPUs {r['flows']:>7,} flows  wormhole {r['wormhole_wall_s']:8.2f} s "
               f"{r['wormhole_events']:>12,} events  peak {r['wormhole_peak_rss_mib']:,.0f} MiB  "
               f"iteration {r['iteration_ns'][0] / 1e6:.3f} ms")
+        if a.wormhole_only:
+            sys.stdout.flush()
+            continue
         print(f"{'':<11} baseline stopped at {r['stop_ns'] / 1e6:.3f} ms: {r['stopped_baseline_events']:,} events, "
               f"{r['stopped_baseline_packets']:,} of {r['packets']:,} packets, {r['stopped_baseline_wall_s']:.1f} s "
               f"-> estimate {r['baseline_events_estimate']:,.0f} events ({r['event_ratio_estimate']:.0f}x), "

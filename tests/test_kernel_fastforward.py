@@ -179,6 +179,40 @@ def test_a_ring_of_flows_sharing_only_acknowledgements_is_judged_like_a_lone_flo
     assert cmp.fct_error.max < 1e-3
 
 
+@pytest.mark.parametrize("delay_us", [1, 10])
+@pytest.mark.parametrize(
+    ("hosts", "src", "dst", "start_ns", "rtol"),
+    [
+        pytest.param(2, [0, 0], [1, 1], [0, 2_000_000], 0, id="lone-then-memo-hit"),
+        pytest.param(4, [0, 1, 2, 3] * 2, [1, 2, 3, 0] * 2, [0] * 4 + [2_000_000] * 4, 1e-4, id="ring-twice"),
+    ],
+)
+def test_a_flat_partition_runs_to_its_end_whatever_the_completion_margin(delay_us, hosts, src, dst, start_ns, rtol):
+    """CompletionMargin absorbs the extrapolation error of a noisy rate. A
+    flat partition's credit is exact (whole line-rate periods) or off by at
+    most its spread (a ring's flows, slowed by each other's
+    acknowledgements), so its skips run to its frames in flight plus a frame
+    or two of its end, by fast-forward and by memo hit alike: the time each
+    flow runs packet by packet does not depend on the margin (with the
+    margin it grew by 180 us when the margin did), and the FCTs stay at the
+    reference's: to the ns at line rate, within 1e-4 (a fraction of a frame:
+    R-hat x dT is not whole frames) for the ring."""
+    topo = star(hosts, "100Gbps", f"{delay_us}us")
+    flows = FlowSet.from_lists(src, dst, [12 * MB + 777] * len(src), start_ns=start_ns)
+    base = run.run_flows(topo, flows, FabricConfig(), kernel="baseline")
+    unskipped = []
+    for margin_us in (20, 200):
+        worm = run.run_flows(topo, flows, FabricConfig(), kernel="wormhole",
+                             wormhole=run.WormholeConfig(completion_margin_us=margin_us))
+        assert_conserved(worm, flows)
+        fct = worm.flows["fct_ns"].astype(np.int64)
+        np.testing.assert_allclose(fct, base.flows["fct_ns"].astype(np.int64), rtol=rtol)
+        skipped = worm.flow_time_skipped_ns
+        unskipped.append([int(f) - int(skipped[int(i)]) for i, f in zip(worm.flows["id"], fct)])
+        assert worm.stats["memo_hits"] + worm.stats["fast_forwards"] >= 2
+    assert unskipped[0] == unskipped[1]
+
+
 def test_a_chaotic_pattern_after_an_exact_skip_draws_what_the_reference_draws():
     """Staggered arrivals with probabilistic marking are chaotic (1 ns moves
     FCTs by several percent), and the only skip is the first flow's lone

@@ -12,6 +12,7 @@
 #include "ns3/make-event.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace ns3
@@ -135,7 +136,20 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     // MaxExtrapolation times the stored transient.
     double steadyNs = 0;
     const bool flatRecord = rec.spread <= 0.2 * m_theta;
-    if (flatRecord || m_memoDirectSteady)
+    // Flows back to back at line rate: the steady part is whole periods,
+    // credited exactly; other flat ones: at the stored rates, to within
+    // what the record's spread allows (as in TryFastForward).
+    std::vector<std::pair<uint64_t, uint64_t>> periods;
+    const uint64_t quantum = flatRecord ? LineRatePeriods(partition, rec, map, periods) : 0;
+    if (quantum > 0)
+    {
+        steadyNs = UntilCompletionExact(RatesOf(partition, rec, map), periods, bytes);
+    }
+    else if (flatRecord)
+    {
+        steadyNs = UntilCompletionFlat(RatesOf(partition, rec, map), rec.spread, bytes);
+    }
+    else if (m_memoDirectSteady)
     {
         steadyNs = std::numeric_limits<double>::infinity();
         for (uint32_t i = 0; i < n; ++i)
@@ -144,12 +158,9 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
             const double left = match.Creditable(i, hit) - bytes[i];
             steadyNs = rate > 0 ? std::min(steadyNs, left * 8e9 / rate) : 0;
         }
-        if (!flatRecord)
-        {
-            steadyNs = std::min(steadyNs, m_maxExtrapolation * static_cast<double>(rec.transientNs));
-        }
-        steadyNs = std::max(0.0, steadyNs);
+        steadyNs = std::min(steadyNs, m_maxExtrapolation * static_cast<double>(rec.transientNs));
     }
+    steadyNs = std::max(0.0, steadyNs);
     // A stored transient is that of the pattern undisturbed: a flow known to
     // join before it ends means this one will not be it (a hit skipped back
     // at the join erred by up to 180%). The steady state after it ends at
@@ -160,11 +171,16 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
         return false;
     }
     steadyNs = std::min(steadyNs, untilJoin - static_cast<double>(transientNs));
+    if (quantum > 0)
+    {
+        steadyNs = std::floor(steadyNs / static_cast<double>(quantum)) * static_cast<double>(quantum);
+    }
     const auto more = static_cast<int64_t>(steadyNs);
     std::vector<double> credit;
     for (uint32_t i = 0; i < n; ++i)
     {
-        credit.push_back(bytes[i] + rec.rate[map[i]] * static_cast<double>(more) / 8e9);
+        credit.push_back(bytes[i] + (quantum > 0 ? WholePeriodsPayload(more, periods[i])
+                                                 : rec.rate[map[i]] * static_cast<double>(more) / 8e9));
     }
     NS_LOG_INFO("memo hit: partition " << partition << " (" << n << " flows) skips " << transientNs << " ns of its "
                                        << rec.transientNs << " ns transient and " << more << " ns of steady state");
@@ -266,14 +282,27 @@ WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
     // flows skip straight to just before the earliest completion.
     const wormhole::MemoRecord& rec = *hit.record;
     const auto& map = hit.map;
-    double skipNs = std::numeric_limits<double>::infinity();
-    for (uint32_t i = 0; i < map.size(); ++i)
+    const double minSkip = static_cast<double>(m_minSkip.GetNanoSeconds());
+    // Flows back to back at line rate skip whole periods up to one period
+    // before their ends, credited exactly (as in TryFastForward); others,
+    // or periods too long for the skip, at the stored rates with the margin.
+    std::vector<std::pair<uint64_t, uint64_t>> periods;
+    uint64_t quantum = LineRatePeriods(partition, rec, map, periods);
+    double skipNs = 0;
+    if (quantum > 0)
     {
-        skipNs = std::min(skipNs, std::max(0.0, match.Creditable(i, hit)) * 8e9 / rec.rate[map[i]]);
+        skipNs = UntilCompletionExact(RatesOf(partition, rec, map), periods);
+        skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
+        skipNs = std::floor(skipNs / static_cast<double>(quantum)) * static_cast<double>(quantum);
+        quantum = skipNs >= minSkip ? quantum : 0;
     }
-    // Any prefix of a flat transient is exact: one ends at a known join.
-    skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
-    if (!(skipNs >= static_cast<double>(m_minSkip.GetNanoSeconds())))
+    if (quantum == 0)
+    {
+        skipNs = UntilCompletionFlat(RatesOf(partition, rec, map), rec.spread);
+        // Any prefix of a flat transient is exact: one ends at a known join.
+        skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
+    }
+    if (!(skipNs >= minSkip))
     {
         return false;
     }
@@ -281,12 +310,43 @@ WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
     std::vector<double> credit;
     for (uint32_t i = 0; i < map.size(); ++i)
     {
-        credit.push_back(rec.rate[map[i]] * static_cast<double>(skip) / 8e9);
+        credit.push_back(quantum > 0 ? WholePeriodsPayload(skip, periods[i])
+                                     : rec.rate[map[i]] * static_cast<double>(skip) / 8e9);
     }
     NS_LOG_INFO("memo hit (flat prefix): partition " << partition << " skips " << skip << " ns");
     ApplyMemoHit(partition, rec, map, skip, std::move(credit), false, true, HitFrom{});
     m_stats.memoTimeSavedNs += skip;
     return true;
+}
+
+std::vector<std::pair<uint32_t, double>>
+WormholeSimulatorImpl::RatesOf(uint32_t partition,
+                               const wormhole::MemoRecord& rec,
+                               const std::vector<uint32_t>& map) const
+{
+    const auto& flows = m_partitions.Get(partition).flows;
+    std::vector<std::pair<uint32_t, double>> rates;
+    rates.reserve(flows.size());
+    for (uint32_t i = 0; i < flows.size(); ++i)
+    {
+        rates.emplace_back(flows[i], rec.rate[map[i]]);
+    }
+    return rates;
+}
+
+uint64_t
+WormholeSimulatorImpl::LineRatePeriods(uint32_t partition,
+                                       const wormhole::MemoRecord& rec,
+                                       const std::vector<uint32_t>& map,
+                                       std::vector<std::pair<uint64_t, uint64_t>>& periods) const
+{
+    return LineRateQuantum(RatesOf(partition, rec, map), periods);
+}
+
+double
+WormholeSimulatorImpl::WholePeriodsPayload(int64_t skipNs, const std::pair<uint64_t, uint64_t>& period)
+{
+    return static_cast<double>(skipNs / static_cast<int64_t>(period.first) * static_cast<int64_t>(period.second));
 }
 
 void

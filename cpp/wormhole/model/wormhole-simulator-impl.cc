@@ -118,9 +118,10 @@ WormholeSimulatorImpl::GetTypeId()
                                           MakeTimeAccessor(&WormholeSimulatorImpl::m_minSkip),
                                           MakeTimeChecker())
                             .AddAttribute("CompletionMargin",
-                                          "A skip stops when a flow has its in-flight bytes plus "
-                                          "this much time at its steady rate left, so its end "
-                                          "runs packet by packet",
+                                          "A skip of a noisy partition stops when a flow has its "
+                                          "in-flight bytes plus this much time at its steady rate "
+                                          "left, so its end runs packet by packet (flat ones stop "
+                                          "by their credit's error bound instead)",
                                           TimeValue(MicroSeconds(20)),
                                           MakeTimeAccessor(&WormholeSimulatorImpl::m_completionMargin),
                                           MakeTimeChecker());

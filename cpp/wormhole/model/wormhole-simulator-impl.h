@@ -406,6 +406,32 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// one's (period ns, payload per period); 0 otherwise.
     uint64_t LineRateQuantum(const std::vector<std::pair<uint32_t, double>>& rates,
                              std::vector<std::pair<uint64_t, uint64_t>>& periods) const;
+    /// For flows that send back to back (`periods` from LineRateQuantum): the
+    /// longest skip (ns) of whole periods after which each flow still has its
+    /// frames in flight and one period's payload to send, once `pending[i]`
+    /// bytes (a memo hit's transient credit; empty: none) are credited too.
+    double UntilCompletionExact(const std::vector<std::pair<uint32_t, double>>& rates,
+                                const std::vector<std::pair<uint64_t, uint64_t>>& periods,
+                                const std::vector<double>& pending = {}) const;
+    /// For flat flows (every window's spread at most `spread`, well under
+    /// theta) credited at `rates`: the longest skip (ns) after which each
+    /// flow still has its frames in flight and two frames to send, beyond
+    /// what the rate's error can have credited (`spread` of the credit) and
+    /// `pending[i]` bytes credited besides (empty: none).
+    double UntilCompletionFlat(const std::vector<std::pair<uint32_t, double>>& rates,
+                               double spread,
+                               const std::vector<double>& pending = {}) const;
+    /// A memo record's stored rate of each of the partition's flows, by flow id.
+    std::vector<std::pair<uint32_t, double>> RatesOf(uint32_t partition,
+                                                     const wormhole::MemoRecord& rec,
+                                                     const std::vector<uint32_t>& map) const;
+    /// LineRateQuantum of the partition's flows at a memo record's rates.
+    uint64_t LineRatePeriods(uint32_t partition,
+                             const wormhole::MemoRecord& rec,
+                             const std::vector<uint32_t>& map,
+                             std::vector<std::pair<uint64_t, uint64_t>>& periods) const;
+    /// The payload of the whole (period ns, payload) periods in `skipNs`.
+    static double WholePeriodsPayload(int64_t skipNs, const std::pair<uint64_t, uint64_t>& period);
     /// Mark a partition whose events were just moved by `skip` as skipping:
     /// fresh windows, R-hat anchored at the skip's end.
     void BeginSkip(uint32_t partition, int64_t skip, std::vector<std::pair<uint32_t, double>> rates);

@@ -172,32 +172,47 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     {
         MemoRecordTransient(partition, rates);
     }
-    bool driftLimited = untilDrift < untilCompletion;
-    double dt = std::min(untilDrift, untilCompletion);
-    // A flow known to start on the partition's links ends the skip there
-    // (the paper's predetermined interrupts); an unforeseen one skips it back.
-    const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs) + dt);
-    const bool joinLimited = untilJoin < dt;
-    if (joinLimited)
-    {
-        dt = untilJoin;
-        driftLimited = false;
-    }
     // Flows that all send back to back at line rate repeat themselves with a
     // known period: skipping whole periods and crediting whole periods'
     // payload leaves them exactly where the packet-level run would be
     // (docs/fast-forward.md); R-hat x dT would leave them up to a frame off.
+    // Such a credit has no extrapolation error for the completion margin to
+    // absorb: each flow need only keep its frames in flight and one period
+    // to send, and runs its completion packet by packet. A flat partition's
+    // error is bounded by its spread (UntilCompletionFlat); only a noisy
+    // one needs CompletionMargin at R-hat.
     std::vector<std::pair<uint64_t, uint64_t>> periods;
     uint64_t quantum = LineRateQuantum(rates, periods);
+    bool driftLimited = false;
+    bool joinLimited = false;
+    double dt = 0;
+    const auto bound = [&](double completion) {
+        driftLimited = untilDrift < completion;
+        dt = std::min(untilDrift, completion);
+        // A flow known to start on the partition's links ends the skip there
+        // (the paper's predetermined interrupts); an unforeseen one skips it back.
+        const double untilJoin = UntilKnownJoin(partition, static_cast<double>(m_currentTs) + dt);
+        joinLimited = untilJoin < dt;
+        if (joinLimited)
+        {
+            dt = untilJoin;
+            driftLimited = false;
+        }
+    };
+    const bool flat = spread <= 0.2 * m_theta;
+    bound(quantum > 0 ? UntilCompletionExact(rates, periods)
+          : flat      ? UntilCompletionFlat(rates, spread)
+                      : untilCompletion);
     const double whole =
         quantum > 0 ? std::floor(dt / static_cast<double>(quantum)) * static_cast<double>(quantum) : 0;
     if (whole >= minSkip)
     {
         dt = whole;
     }
-    else
+    else if (quantum > 0)
     {
-        quantum = 0; // no period, or one too long for this skip: credit R-hat x dT
+        quantum = 0; // a period too long for this skip: credit R-hat x dT
+        bound(flat ? UntilCompletionFlat(rates, spread) : untilCompletion);
     }
     if (!(dt >= minSkip))
     {
@@ -236,9 +251,8 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     for (size_t i = 0; i < rates.size(); ++i)
     {
         auto& [flow, rate] = rates[i];
-        const int64_t offer = quantum > 0 ? skip / static_cast<int64_t>(periods[i].first) *
-                                                static_cast<int64_t>(periods[i].second)
-                                          : static_cast<int64_t>(rate * static_cast<double>(skip) / 8e9);
+        const auto offer = static_cast<int64_t>(quantum > 0 ? WholePeriodsPayload(skip, periods[i])
+                                                            : rate * static_cast<double>(skip) / 8e9);
         const int64_t taken = Credit(flow, offer, skip);
         rate = static_cast<double>(taken) * 8e9 / static_cast<double>(skip); // what a skip-back takes back
     }
@@ -286,6 +300,53 @@ WormholeSimulatorImpl::LineRateQuantum(const std::vector<std::pair<uint32_t, dou
         periods.emplace_back(periodNs, payload);
     }
     return quantum;
+}
+
+double
+WormholeSimulatorImpl::UntilCompletionExact(const std::vector<std::pair<uint32_t, double>>& rates,
+                                            const std::vector<std::pair<uint64_t, uint64_t>>& periods,
+                                            const std::vector<double>& pending) const
+{
+    double until = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        const uint32_t flow = rates[i].first;
+        const FlowState& fs = m_flows.at(flow);
+        const auto [periodNs, payload] = periods[i];
+        const double unsent = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                              static_cast<double>(fs.credited) -
+                              static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flow)) -
+                              (pending.empty() ? 0.0 : pending[i]);
+        // Whole periods that leave at least one period's payload unsent.
+        const double whole = std::floor(unsent / static_cast<double>(payload)) - 1;
+        until = std::min(until, std::max(0.0, whole) * static_cast<double>(periodNs));
+    }
+    return until;
+}
+
+double
+WormholeSimulatorImpl::UntilCompletionFlat(const std::vector<std::pair<uint32_t, double>>& rates,
+                                           double spread,
+                                           const std::vector<double>& pending) const
+{
+    // Every window of the flow's, spanning its samples' acknowledgements,
+    // delivered within `spread` of the mean: extrapolated over any span,
+    // the rate credits within `spread` of what the flow delivers, give or
+    // take one frame at each end of the measurement. A noisy partition
+    // (spread near theta) keeps CompletionMargin instead.
+    double until = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        const auto [flow, rate] = rates[i];
+        const FlowState& fs = m_flows.at(flow);
+        const double frame = static_cast<double>(FlowSeam::creditor->GetFramePayload(flow));
+        const double unsent = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
+                              static_cast<double>(fs.credited) -
+                              static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flow)) -
+                              (pending.empty() ? 0.0 : pending[i]) - 2 * frame;
+        until = rate > 0 ? std::min(until, std::max(0.0, unsent) * 8e9 / (rate * (1 + spread))) : 0;
+    }
+    return until;
 }
 
 void
