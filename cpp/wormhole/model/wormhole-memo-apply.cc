@@ -139,15 +139,16 @@ WormholeSimulatorImpl::MemoHitSteady(uint32_t partition,
     // Flows back to back at line rate: the steady part is whole periods,
     // credited exactly; other flat ones: at the stored rates, to within
     // what the record's spread allows (as in TryFastForward).
+    const auto rates = RatesOf(partition, rec, map);
     std::vector<std::pair<uint64_t, uint64_t>> periods;
-    const uint64_t quantum = flatRecord ? LineRatePeriods(partition, rec, map, periods) : 0;
+    const uint64_t quantum = flatRecord ? LineRateQuantum(rates, periods) : 0;
     if (quantum > 0)
     {
-        steadyNs = UntilCompletionExact(RatesOf(partition, rec, map), periods, bytes);
+        steadyNs = UntilCompletionExact(rates, periods, bytes);
     }
     else if (flatRecord)
     {
-        steadyNs = UntilCompletionFlat(RatesOf(partition, rec, map), rec.spread, bytes);
+        steadyNs = UntilCompletionFlat(rates, rec.spread, bytes);
     }
     else if (m_memoDirectSteady)
     {
@@ -285,20 +286,22 @@ WormholeSimulatorImpl::MemoHitFlatPrefix(uint32_t partition,
     const double minSkip = static_cast<double>(m_minSkip.GetNanoSeconds());
     // Flows back to back at line rate skip whole periods up to one period
     // before their ends, credited exactly (as in TryFastForward); others,
-    // or periods too long for the skip, at the stored rates with the margin.
+    // or periods too long for the skip, at the stored rates to within the
+    // record's spread.
+    const auto rates = RatesOf(partition, rec, map);
     std::vector<std::pair<uint64_t, uint64_t>> periods;
-    uint64_t quantum = LineRatePeriods(partition, rec, map, periods);
+    uint64_t quantum = LineRateQuantum(rates, periods);
     double skipNs = 0;
     if (quantum > 0)
     {
-        skipNs = UntilCompletionExact(RatesOf(partition, rec, map), periods);
+        skipNs = UntilCompletionExact(rates, periods);
         skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
         skipNs = std::floor(skipNs / static_cast<double>(quantum)) * static_cast<double>(quantum);
         quantum = skipNs >= minSkip ? quantum : 0;
     }
     if (quantum == 0)
     {
-        skipNs = UntilCompletionFlat(RatesOf(partition, rec, map), rec.spread);
+        skipNs = UntilCompletionFlat(rates, rec.spread);
         // Any prefix of a flat transient is exact: one ends at a known join.
         skipNs = std::min(skipNs, UntilKnownJoin(partition, static_cast<double>(m_currentTs) + skipNs));
     }
@@ -332,15 +335,6 @@ WormholeSimulatorImpl::RatesOf(uint32_t partition,
         rates.emplace_back(flows[i], rec.rate[map[i]]);
     }
     return rates;
-}
-
-uint64_t
-WormholeSimulatorImpl::LineRatePeriods(uint32_t partition,
-                                       const wormhole::MemoRecord& rec,
-                                       const std::vector<uint32_t>& map,
-                                       std::vector<std::pair<uint64_t, uint64_t>>& periods) const
-{
-    return LineRateQuantum(RatesOf(partition, rec, map), periods);
 }
 
 double

@@ -421,15 +421,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double UntilCompletionFlat(const std::vector<std::pair<uint32_t, double>>& rates,
                                double spread,
                                const std::vector<double>& pending = {}) const;
+    /// A flow's bytes neither acknowledged, credited, in flight nor
+    /// `pending` (to be credited besides).
+    double UnsentBeyond(uint32_t flow, double pending) const;
     /// A memo record's stored rate of each of the partition's flows, by flow id.
     std::vector<std::pair<uint32_t, double>> RatesOf(uint32_t partition,
                                                      const wormhole::MemoRecord& rec,
                                                      const std::vector<uint32_t>& map) const;
-    /// LineRateQuantum of the partition's flows at a memo record's rates.
-    uint64_t LineRatePeriods(uint32_t partition,
-                             const wormhole::MemoRecord& rec,
-                             const std::vector<uint32_t>& map,
-                             std::vector<std::pair<uint64_t, uint64_t>>& periods) const;
     /// The payload of the whole (period ns, payload) periods in `skipNs`.
     static double WholePeriodsPayload(int64_t skipNs, const std::pair<uint64_t, uint64_t>& period);
     /// Mark a partition whose events were just moved by `skip` as skipping:

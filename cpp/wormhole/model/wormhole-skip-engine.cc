@@ -303,6 +303,14 @@ WormholeSimulatorImpl::LineRateQuantum(const std::vector<std::pair<uint32_t, dou
 }
 
 double
+WormholeSimulatorImpl::UnsentBeyond(uint32_t flow, double pending) const
+{
+    const FlowState& fs = m_flows.at(flow);
+    return static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) - static_cast<double>(fs.credited) -
+           static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flow)) - pending;
+}
+
+double
 WormholeSimulatorImpl::UntilCompletionExact(const std::vector<std::pair<uint32_t, double>>& rates,
                                             const std::vector<std::pair<uint64_t, uint64_t>>& periods,
                                             const std::vector<double>& pending) const
@@ -311,12 +319,8 @@ WormholeSimulatorImpl::UntilCompletionExact(const std::vector<std::pair<uint32_t
     for (size_t i = 0; i < rates.size(); ++i)
     {
         const uint32_t flow = rates[i].first;
-        const FlowState& fs = m_flows.at(flow);
         const auto [periodNs, payload] = periods[i];
-        const double unsent = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
-                              static_cast<double>(fs.credited) -
-                              static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flow)) -
-                              (pending.empty() ? 0.0 : pending[i]);
+        const double unsent = UnsentBeyond(flow, pending.empty() ? 0.0 : pending[i]);
         // Whole periods that leave at least one period's payload unsent.
         const double whole = std::floor(unsent / static_cast<double>(payload)) - 1;
         until = std::min(until, std::max(0.0, whole) * static_cast<double>(periodNs));
@@ -338,12 +342,8 @@ WormholeSimulatorImpl::UntilCompletionFlat(const std::vector<std::pair<uint32_t,
     for (size_t i = 0; i < rates.size(); ++i)
     {
         const auto [flow, rate] = rates[i];
-        const FlowState& fs = m_flows.at(flow);
         const double frame = static_cast<double>(FlowSeam::creditor->GetFramePayload(flow));
-        const double unsent = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
-                              static_cast<double>(fs.credited) -
-                              static_cast<double>(FlowSeam::creditor->GetFlowInFlight(flow)) -
-                              (pending.empty() ? 0.0 : pending[i]) - 2 * frame;
+        const double unsent = UnsentBeyond(flow, pending.empty() ? 0.0 : pending[i]) - 2 * frame;
         until = rate > 0 ? std::min(until, std::max(0.0, unsent) * 8e9 / (rate * (1 + spread))) : 0;
     }
     return until;
