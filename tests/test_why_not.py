@@ -10,8 +10,8 @@ import json
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
-from ns3wormhole.topology import star
-from ns3wormhole.why_not import top_no_skip, why_not_summary
+from ns3wormhole.topology import leaf_spine, star
+from ns3wormhole.why_not import partition_summary, top_no_skip, why_not_summary
 
 from test_cli import SMALL, cli, write
 
@@ -87,6 +87,30 @@ def test_partition_sizes():
     assert st["partition_largest_flows"] == 2 and st["partition_largest_links"] >= 2
     assert st["partition_flows_log2"] == [2, 1]
     assert sum(st["partition_flows_log2"]) == st["partitions_created"]
+
+
+def coupling(topo, flows) -> tuple[int, int]:
+    """(largest partition, largest group coupled through possible bottlenecks), in flows."""
+    st = wormhole(topo, flows).stats
+    assert sum(st["coupled_flows_log2"]) == st["partitions_created"]
+    assert "coupled through possible bottlenecks" in partition_summary(st)
+    return st["partition_largest_flows"], st["coupled_largest_flows"]
+
+
+def test_acknowledgements_do_not_couple():
+    # A->B and B->A share both cables, each flow's data going one way and the
+    # other's acknowledgements the same way: one partition, no contention.
+    assert coupling(star(2), FlowSet.from_lists([0, 1], [1, 0], [2 * MB] * 2)) == (2, 1)
+    # Into one port: they do contend.
+    assert coupling(star(3), incast([0, 1], 2, 2 * MB)) == (2, 2)
+
+
+def test_a_link_its_flows_cannot_fill_does_not_couple():
+    # Two 100G flows from leaf 0 to leaf 1 over one spine share its uplink:
+    # at 400G they cannot fill it; at 100G they must share it.
+    flows = FlowSet.from_lists([0, 1], [2, 3], [2 * MB] * 2)
+    assert coupling(leaf_spine(2, 1, 2, "100Gbps", "400Gbps"), flows) == (2, 1)
+    assert coupling(leaf_spine(2, 1, 2, "100Gbps", "100Gbps"), flows) == (2, 2)
 
 
 def test_skipped_patterns_are_not_booked():

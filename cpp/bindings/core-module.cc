@@ -81,6 +81,13 @@ StatsToDict(const ns3::WormholeKernelStats& s)
         --bins;
     }
     d["partition_flows_log2"] = std::vector<uint64_t>(s.partitionFlowsLog2.begin(), s.partitionFlowsLog2.begin() + bins);
+    d["coupled_largest_flows"] = s.coupledLargestFlows;
+    bins = s.coupledFlowsLog2.size();
+    while (bins > 0 && s.coupledFlowsLog2[bins - 1] == 0)
+    {
+        --bins;
+    }
+    d["coupled_flows_log2"] = std::vector<uint64_t>(s.coupledFlowsLog2.begin(), s.coupledFlowsLog2.begin() + bins);
     return d;
 }
 } // namespace

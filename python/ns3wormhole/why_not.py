@@ -4,7 +4,7 @@ run; the fields are documented in the README's JSON tables)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # What each no-skip reason means, in the words the summary prints.
@@ -31,19 +31,32 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:.3g} ms"
 
 
-def partition_summary(stats: Mapping[str, Any]) -> str:
-    """``partitions 412 (at most 37 at once), largest 12 flows / 30 links; by flows 1:300 2-3:80 ...``"""
-    created = int(stats.get("partitions_created", 0))
-    if not created:
-        return "partitions 0"
+def _by_flows(log2_bins: Sequence[int]) -> str:
     bins = []
-    for k, n in enumerate(stats.get("partition_flows_log2", [])):
+    for k, n in enumerate(log2_bins):
         if n:
             lo, hi = 1 << k, (1 << (k + 1)) - 1
             bins.append(f"{lo if lo == hi else f'{lo}-{hi}'}:{n}")
-    return (f"partitions {created} (at most {stats.get('partitions_max_alive', 0)} at once), largest "
+    return " ".join(bins)
+
+
+def partition_summary(stats: Mapping[str, Any]) -> str:
+    """``partitions 412 (at most 37 at once), largest 12 flows / 30 links; by flows 1:300 2-3:80 ...;
+    coupled through possible bottlenecks: largest 4 flows; by flows 1:350 2-3:60 ...``
+
+    The second part is what the partitions would be if only links that can be bottlenecks
+    for their flows joined them (not acknowledgement-only links, not links their flows
+    cannot fill; docs/coupling.md): how much the partitioning leaves on the table."""
+    created = int(stats.get("partitions_created", 0))
+    if not created:
+        return "partitions 0"
+    line = (f"partitions {created} (at most {stats.get('partitions_max_alive', 0)} at once), largest "
             f"{stats.get('partition_largest_flows', 0)} flows / {stats.get('partition_largest_links', 0)} links; "
-            f"by flows {' '.join(bins)}")
+            f"by flows {_by_flows(stats.get('partition_flows_log2', []))}")
+    if "coupled_largest_flows" in stats:
+        line += (f"; coupled through possible bottlenecks: largest {stats['coupled_largest_flows']} flows; "
+                 f"by flows {_by_flows(stats.get('coupled_flows_log2', []))}")
+    return line
 
 
 def top_no_skip(stats: Mapping[str, Any], n: int = 3) -> list[tuple[str, int, int]]:

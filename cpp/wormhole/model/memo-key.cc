@@ -1,6 +1,8 @@
 // Memo key: building a partition's flow conflict graph (see memo-key.h).
 #include "memo-key.h"
 
+#include "bottleneck.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -68,35 +70,33 @@ AddContentionEdges(const std::vector<MemoFlowView>& flows,
                    const std::unordered_map<uint32_t, LinkUse>& onLink,
                    FlowConflictGraph& g)
 {
-    // Each flow's rate is at most its line rate and an equal share of each
-    // link on its data path; a link can be a bottleneck only if those
-    // bounds of its flows add up to its capacity.
-    std::vector<double> bound(flows.size());
-    for (uint32_t i = 0; i < flows.size(); ++i)
-    {
-        bound[i] = flows[i].lineRate;
-        for (uint32_t link : flows[i].dataLinks)
-        {
-            const LinkUse& use = onLink.at(link);
-            bound[i] = std::min(bound[i], use.line / static_cast<double>(use.flows.size()));
-        }
-    }
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
+    LinkLoads loads;
     for (const auto& [link, use] : onLink)
     {
-        const std::vector<uint32_t>& vs = use.flows;
-        double demand = 0;
-        for (uint32_t i : vs)
+        loads.AddLink(use.line);
+        for (uint32_t f : use.flows)
         {
-            demand += bound[i];
+            loads.AddFlow(f);
         }
-        if (vs.size() < 2 || demand < 0.99 * use.line)
+    }
+    std::vector<double> lineRate;
+    for (const MemoFlowView& fs : flows)
+    {
+        lineRate.push_back(fs.lineRate);
+    }
+    const std::vector<bool> contended = CanBeBottleneck(loads, lineRate);
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
+    for (size_t l = 0; l < loads.Size(); ++l)
+    {
+        const uint32_t* vs = loads.flows.data() + loads.start[l];
+        const size_t n = loads.start[l + 1] - loads.start[l];
+        if (n < 2 || !contended[l])
         {
             continue;
         }
-        for (size_t a = 0; a < vs.size(); ++a)
+        for (size_t a = 0; a < n; ++a)
         {
-            for (size_t b = a + 1; b < vs.size(); ++b)
+            for (size_t b = a + 1; b < n; ++b)
             {
                 ++shared[{std::min(vs[a], vs[b]), std::max(vs[a], vs[b])}];
             }

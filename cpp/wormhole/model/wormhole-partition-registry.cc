@@ -183,6 +183,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
         double payload = 0;
         FlowSeam::creditor->GetLinkCapacity(fs.firstLink, fs.ccRate, payload); // RDMA starts at line rate
         fs.lineRate = fs.ccRate;
+        NameDataPorts(flowId, fs);
     }
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);

@@ -109,6 +109,11 @@ struct WormholeKernelStats
     uint64_t partitionLargestFlows = 0;
     uint64_t partitionLargestLinks = 0;
     std::array<uint64_t, 32> partitionFlowsLog2{}; ///< [k]: peak flows in [2^k, 2^(k+1))
+    /// What partitions would be if only links that can be bottlenecks joined
+    /// flows (docs/coupling.md): the largest such group, and each partition's
+    /// largest group binned as partitionFlowsLog2.
+    uint64_t coupledLargestFlows = 0;
+    std::array<uint64_t, 32> coupledFlowsLog2{};
 };
 
 class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
@@ -222,6 +227,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t firstLink = 0;   ///< the sender's NIC link
         std::vector<uint32_t> links;
         uint32_t dataHops = 0; ///< links[0, dataHops) carry its data; the rest only its ACKs
+        /// Each data hop's egress port (one direction of its link) and line
+        /// rate, named once at the start (the coupling statistic).
+        std::vector<std::pair<uint64_t, double>> dataPorts;
         wormhole::RateWindow window;
         /// Start of the first steady window since the pattern last changed:
         /// R-hat is the rate delivered since then (measured and credited).
@@ -318,6 +326,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         double closestMismatch = std::numeric_limits<double>::infinity();
         uint32_t peakFlows = 0; ///< most flows (and links) the partition ever held
         uint32_t peakLinks = 0;
+        /// Largest group of its flows joined only through links that can be
+        /// bottlenecks for them, over its episodes (docs/coupling.md).
+        uint32_t peakCoupledFlows = 0;
         // Back-off: a pattern that formed while the memo store was empty is
         // recorded without its key; the key is built from these views only
         // if the pattern is stored (wormhole-back-off.cc).
@@ -561,6 +572,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     // ---- why not faster (wormhole-why-not.cc) ----
     /// The partition's pattern changed: close its episode, open a new one.
     void OpenEpisode(uint32_t partition);
+    /// The largest group of the partition's flows joined only through links
+    /// that can be bottlenecks for them (a statistic; docs/coupling.md).
+    uint32_t LargestCoupledGroup(uint32_t partition) const;
+    /// Names the egress port of each of the flow's data hops (at its start).
+    void NameDataPorts(uint32_t flowId, FlowState& fs) const;
     /// Books the partition's episode under its reason if it ended unskipped.
     void CloseEpisode(uint32_t partition);
     /// A skip attempt was refused for `reason`.

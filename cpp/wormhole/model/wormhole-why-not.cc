@@ -7,11 +7,13 @@
 // inline comparison (NoteSteadiness). See docs/why-not.md.
 #include "wormhole-simulator-impl.h"
 
+#include "bottleneck.h"
 #include "memo-match.h"
 #include "memo-store.h"
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 
 namespace ns3
 {
@@ -83,6 +85,10 @@ WormholeSimulatorImpl::OpenEpisode(uint32_t partition)
     const auto& part = m_partitions.Get(partition);
     st.peakFlows = std::max<uint32_t>(st.peakFlows, part.flows.size());
     st.peakLinks = std::max<uint32_t>(st.peakLinks, part.links.size());
+    if (part.flows.size() > st.peakCoupledFlows)
+    {
+        st.peakCoupledFlows = std::max(st.peakCoupledFlows, LargestCoupledGroup(partition));
+    }
     m_maxAlive = std::max<uint64_t>(m_maxAlive, m_partitions.AliveCount());
     st.episodeOpen = true;
     st.episodeSkipped = false;
@@ -100,6 +106,100 @@ WormholeSimulatorImpl::OpenEpisode(uint32_t partition)
             it->second.judged = false;
         }
     }
+}
+
+void
+WormholeSimulatorImpl::NameDataPorts(uint32_t flowId, FlowState& fs) const
+{
+    // Each direction of a link is its own port: a flow's acknowledgements
+    // and another's data on one cable do not contend.
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    wormhole::FlowSeam::creditor->GetPathBacklog(flowId, hops); // hop h leaves through data link h
+    const size_t dataHops = std::min<size_t>(hops.size(), fs.dataHops);
+    fs.dataPorts.clear();
+    for (size_t h = 0; h < dataHops; ++h)
+    {
+        // A host NIC's hop has key 0: name it by the sender's link.
+        const uint64_t key = hops[h].first != 0 ? hops[h].first : (uint64_t{1} << 63) | fs.links[h];
+        double line = 0;
+        double payload = 0;
+        wormhole::FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
+        fs.dataPorts.emplace_back(key, line);
+    }
+}
+
+uint32_t
+WormholeSimulatorImpl::LargestCoupledGroup(uint32_t partition) const
+{
+    // Only data hops count. Without a model to name ports and capacities,
+    // every shared link joins (the partition as it is).
+    const auto& flows = m_partitions.Get(partition).flows;
+    const auto n = static_cast<uint32_t>(flows.size());
+    if (n < 2 || !wormhole::FlowSeam::creditor)
+    {
+        return n;
+    }
+    struct Use
+    {
+        uint64_t port;
+        double line;
+        uint32_t flow;
+    };
+    std::vector<Use> uses;
+    uses.reserve(4 * n);
+    std::vector<double> lineRate;
+    lineRate.reserve(n);
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const FlowState& fs = m_flows.at(flows[i]);
+        lineRate.push_back(fs.lineRate);
+        for (const auto& [port, line] : fs.dataPorts)
+        {
+            uses.push_back({port, line, i});
+        }
+    }
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.port < b.port; });
+    wormhole::LinkLoads ports;
+    ports.capacity.reserve(uses.size());
+    ports.start.reserve(uses.size() + 1);
+    ports.flows.reserve(uses.size());
+    for (size_t u = 0; u < uses.size(); ++u)
+    {
+        if (u == 0 || uses[u].port != uses[u - 1].port)
+        {
+            ports.AddLink(uses[u].line);
+        }
+        ports.AddFlow(uses[u].flow);
+    }
+    const std::vector<bool> contended = wormhole::CanBeBottleneck(ports, lineRate);
+    std::vector<uint32_t> root(n);
+    std::iota(root.begin(), root.end(), 0u);
+    auto find = [&root](uint32_t v) {
+        while (root[v] != v)
+        {
+            v = root[v] = root[root[v]];
+        }
+        return v;
+    };
+    for (size_t p = 0; p < ports.Size(); ++p)
+    {
+        if (!contended[p])
+        {
+            continue;
+        }
+        const uint32_t first = find(ports.flows[ports.start[p]]);
+        for (uint32_t k = ports.start[p] + 1; k < ports.start[p + 1]; ++k)
+        {
+            root[find(ports.flows[k])] = find(first);
+        }
+    }
+    std::vector<uint32_t> size(n, 0);
+    uint32_t largest = 0;
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        largest = std::max(largest, ++size[find(v)]);
+    }
+    return largest;
 }
 
 void
@@ -144,6 +244,9 @@ WormholeSimulatorImpl::AddPartitionStats(WormholeKernelStats& s) const
         s.partitionLargestFlows = std::max<uint64_t>(s.partitionLargestFlows, st.peakFlows);
         s.partitionLargestLinks = std::max<uint64_t>(s.partitionLargestLinks, st.peakLinks);
         s.partitionFlowsLog2[std::min<size_t>(std::bit_width(st.peakFlows) - 1, s.partitionFlowsLog2.size() - 1)]++;
+        const uint32_t coupled = std::max<uint32_t>(1, st.peakCoupledFlows);
+        s.coupledLargestFlows = std::max<uint64_t>(s.coupledLargestFlows, coupled);
+        s.coupledFlowsLog2[std::min<size_t>(std::bit_width(coupled) - 1, s.coupledFlowsLog2.size() - 1)]++;
         // A pattern still running (the run was stopped, or is being read
         // live) counts as far as it got.
         if (st.episodeOpen && !st.episodeSkipped && m_currentTs > st.episodeStart && m_partitions.Get(id).alive)

@@ -1,0 +1,54 @@
+// Which links can be a bottleneck for a set of flows: the test that decides
+// whether flows sharing a link contend there (memo keys; the coupling
+// statistics of docs/coupling.md). Knows nothing of events or of RDMA.
+#ifndef NS3_WORMHOLE_BOTTLENECK_H
+#define NS3_WORMHOLE_BOTTLENECK_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+/// Links (or directions of links) some of the flows' data crosses: link l
+/// has line rate capacity[l] and carries flows[start[l]] .. flows[start[l+1]-1]
+/// (flow indices), so start has one entry more than capacity.
+struct LinkLoads
+{
+    std::vector<double> capacity;
+    std::vector<uint32_t> start{0};
+    std::vector<uint32_t> flows;
+
+    std::size_t Size() const
+    {
+        return capacity.size();
+    }
+    /// Opens the next link; its flows are the ones added until the next call.
+    void AddLink(double lineBps)
+    {
+        capacity.push_back(lineBps);
+        start.push_back(start.back());
+    }
+    /// Adds a flow to the link opened last.
+    void AddFlow(uint32_t flow)
+    {
+        flows.push_back(flow);
+        ++start.back();
+    }
+};
+
+/// For each link, whether it can shape the rates of its flows. A flow sends
+/// at most its line rate and, on each link of its data path, at most an
+/// equal share of it; a link can be a bottleneck only if those bounds of the
+/// flows crossing it add up to its capacity (within 1%). A link whose flows
+/// together cannot fill it, such as a 400G spine port under three 100G
+/// flows, shapes nobody's rate.
+std::vector<bool> CanBeBottleneck(const LinkLoads& links, const std::vector<double>& lineRate);
+
+} // namespace wormhole
+} // namespace ns3
+
+#endif
