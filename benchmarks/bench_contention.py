@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -21,6 +21,11 @@ Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
 (events, FCTs) are identical from round to round, so accuracy is reported once.
 The machine is shared: read the event ratio beside the wall ratio.
+``--noise N`` judges the errors against the reference's own spread: the
+baseline re-run N times with flow k (k < N) starting 1 ns late, and Wormhole
+run the same N ways, each against the unperturbed baseline. Where the
+reference is chaotic (DCQCN, probabilistic marking) Wormhole's errors should
+fall among the reference's; where it is deterministic both are near zero.
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
 does not change).
@@ -39,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ns3wormhole.compare import Comparison
+from ns3wormhole.compare import Comparison, _shifted, baseline_noise, fct_errors
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
@@ -158,15 +163,43 @@ def print_row(row: Row) -> None:
     print(f"{'':<10}{why_not_summary(st)}")
 
 
+def noise(topo: Topology, flows: FlowSet, base: RunResult, runs: int, fabric: FabricConfig,
+          cfg: WormholeConfig) -> dict[str, dict[str, list[float]]]:
+    """Per perturbed run (flow k 1 ns late), mean and max per-flow FCT error and the makespan
+    error against the unperturbed baseline: of the baseline itself, and of Wormhole."""
+    reference = baseline_noise(topo, flows, base, runs, fabric).as_dict()
+    worm: dict[str, list[float]] = {"fct_mean": [], "fct_max": [], "makespan": []}
+    for k in range(runs):
+        w = run_flows(topo, _shifted(flows, k % len(flows.src), 1), fabric, "wormhole", cfg)
+        err = np.abs(fct_errors(base, w))
+        worm["fct_mean"].append(float(err.mean()))
+        worm["fct_max"].append(float(err.max()))
+        worm["makespan"].append(Comparison(base, w).makespan_error)
+    return {"baseline": reference, "wormhole": worm}
+
+
+def print_noise(spread: dict[str, dict[str, list[float]]]) -> None:
+    for who, label in (("baseline", "reference, flow k 1 ns late"), ("wormhole", "wormhole,  flow k 1 ns late")):
+        d = spread[who]
+        cells = "  ".join(f"{name} " + " / ".join(f"{100 * v:.2f}" for v in d[key]) + "%"
+                          for key, name in (("fct_mean", "FCT mean"), ("fct_max", "max"), ("makespan", "makespan")))
+        print(f"{'':<10}{label}: {cells}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", nargs="+", default=DEFAULT, choices=sorted(SCENARIOS))
     parser.add_argument("--rounds", type=int, default=5, help="alternating runs per kernel (default 5)")
     parser.add_argument("--mb", type=int, default=64, help="permutation flow size in MB (default 64)")
+    parser.add_argument("--noise", type=int, default=0, metavar="N",
+                        help="also run both kernels N times with flow k (k < N) 1 ns late, against the "
+                             "unperturbed baseline: the reference's own spread beside Wormhole's")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
                         help="run each scenario once under this kernel only (for profilers)")
     args = parser.parse_args(argv)
+    if args.noise < 0:
+        parser.error(f"--noise must be >= 0, got {args.noise}")
     fabric = FabricConfig()
     cfg = WormholeConfig()
     if args.only:
@@ -184,8 +217,12 @@ def main(argv: list[str] | None = None) -> int:
         topo, flows = SCENARIOS[name](args.mb)
         row = measure(name, topo, flows, args.rounds, fabric, cfg)
         print_row(row)
+        out = row.as_dict()
+        if args.noise > 0:
+            out["noise"] = noise(topo, flows, row.cmp.baseline, args.noise, fabric, cfg)
+            print_noise(out["noise"])
         sys.stdout.flush()
-        rows.append(row.as_dict())
+        rows.append(out)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
