@@ -20,6 +20,18 @@ void BindRdma(py::module_& m);
 
 namespace
 {
+/// A log2 histogram up to its last non-empty bin.
+std::vector<uint64_t>
+WithoutTrailingZeros(const std::array<uint64_t, 32>& bins)
+{
+    size_t n = bins.size();
+    while (n > 0 && bins[n - 1] == 0)
+    {
+        --n;
+    }
+    return {bins.begin(), bins.begin() + n};
+}
+
 py::dict
 StatsToDict(const ns3::WormholeKernelStats& s)
 {
@@ -75,19 +87,9 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["partitions_max_alive"] = s.partitionsMaxAlive;
     d["partition_largest_flows"] = s.partitionLargestFlows;
     d["partition_largest_links"] = s.partitionLargestLinks;
-    size_t bins = s.partitionFlowsLog2.size();
-    while (bins > 0 && s.partitionFlowsLog2[bins - 1] == 0)
-    {
-        --bins;
-    }
-    d["partition_flows_log2"] = std::vector<uint64_t>(s.partitionFlowsLog2.begin(), s.partitionFlowsLog2.begin() + bins);
+    d["partition_flows_log2"] = WithoutTrailingZeros(s.partitionFlowsLog2);
     d["coupled_largest_flows"] = s.coupledLargestFlows;
-    bins = s.coupledFlowsLog2.size();
-    while (bins > 0 && s.coupledFlowsLog2[bins - 1] == 0)
-    {
-        --bins;
-    }
-    d["coupled_flows_log2"] = std::vector<uint64_t>(s.coupledFlowsLog2.begin(), s.coupledFlowsLog2.begin() + bins);
+    d["coupled_flows_log2"] = WithoutTrailingZeros(s.coupledFlowsLog2);
     return d;
 }
 } // namespace

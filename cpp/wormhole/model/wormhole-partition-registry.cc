@@ -55,7 +55,6 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     // do not queue there.
     bool calm = FlowSeam::creditor != nullptr;
     std::unordered_map<uint64_t, std::pair<double, double>> offered; // egress -> (line rates, capacity)
-    std::vector<std::pair<uint64_t, uint64_t>> hops;
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
         const FlowState& fs = m_flows[flow];
@@ -64,18 +63,9 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
             calm = false;
             break;
         }
-        FlowSeam::creditor->GetPathBacklog(flow, hops); // hop i leaves through data link i
-        const size_t n = std::min<size_t>(hops.size(), fs.dataHops);
-        for (size_t i = 0; i < n; ++i)
+        for (const auto& [port, line] : fs.dataPorts)
         {
-            // A host NIC's hop has key 0: name it by the sender's link.
-            const uint64_t key = hops[i].first != 0 ? hops[i].first : (uint64_t{1} << 63) | fs.links[i];
-            auto [it, fresh] = offered.try_emplace(key, 0.0, 0.0);
-            if (fresh)
-            {
-                double payloadBps = 0;
-                FlowSeam::creditor->GetLinkCapacity(fs.links[i], it->second.second, payloadBps);
-            }
+            auto [it, fresh] = offered.try_emplace(port, 0.0, line);
             it->second.first += fs.lineRate;
             calm = calm && it->second.first <= it->second.second * (1 + 1e-9);
         }
@@ -188,6 +178,26 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
     m_flowSkipped.emplace(flowId, 0);
     const uint32_t partition = m_partitions.AddFlow(flowId, links);
     ResetPartition(partition);
+}
+
+void
+WormholeSimulatorImpl::NameDataPorts(uint32_t flowId, FlowState& fs) const
+{
+    // Each direction of a link is its own port: a flow's acknowledgements
+    // and another's data on one cable do not contend.
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    wormhole::FlowSeam::creditor->GetPathBacklog(flowId, hops); // hop h leaves through data link h
+    const size_t dataHops = std::min<size_t>(hops.size(), fs.dataHops);
+    fs.dataPorts.clear();
+    for (size_t h = 0; h < dataHops; ++h)
+    {
+        // A host NIC's hop has key 0: name it by the sender's link.
+        const uint64_t key = hops[h].first != 0 ? hops[h].first : (uint64_t{1} << 63) | fs.links[h];
+        double line = 0;
+        double payload = 0;
+        wormhole::FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
+        fs.dataPorts.emplace_back(key, line);
+    }
 }
 
 void

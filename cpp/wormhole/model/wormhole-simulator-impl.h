@@ -228,7 +228,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         std::vector<uint32_t> links;
         uint32_t dataHops = 0; ///< links[0, dataHops) carry its data; the rest only its ACKs
         /// Each data hop's egress port (one direction of its link) and line
-        /// rate, named once at the start (the coupling statistic).
+        /// rate, named once at the start (calm check, coupling statistic).
         std::vector<std::pair<uint64_t, double>> dataPorts;
         wormhole::RateWindow window;
         /// Start of the first steady window since the pattern last changed:
@@ -409,6 +409,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void BeginCredit();
     void EndCredit();
     void ResetPartition(uint32_t partition);
+    /// Names the egress port of each of the flow's data hops, once at its start.
+    void NameDataPorts(uint32_t flowId, FlowState& fs) const;
     /// Forget the steady windows (not the anchors) of a partition's flows.
     void ClearWindows(uint32_t partition);
     void TryFastForward(uint32_t partition);
@@ -575,8 +577,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// The largest group of the partition's flows joined only through links
     /// that can be bottlenecks for them (a statistic; docs/coupling.md).
     uint32_t LargestCoupledGroup(uint32_t partition) const;
-    /// Names the egress port of each of the flow's data hops (at its start).
-    void NameDataPorts(uint32_t flowId, FlowState& fs) const;
     /// Books the partition's episode under its reason if it ended unskipped.
     void CloseEpisode(uint32_t partition);
     /// A skip attempt was refused for `reason`.

@@ -108,26 +108,6 @@ WormholeSimulatorImpl::OpenEpisode(uint32_t partition)
     }
 }
 
-void
-WormholeSimulatorImpl::NameDataPorts(uint32_t flowId, FlowState& fs) const
-{
-    // Each direction of a link is its own port: a flow's acknowledgements
-    // and another's data on one cable do not contend.
-    std::vector<std::pair<uint64_t, uint64_t>> hops;
-    wormhole::FlowSeam::creditor->GetPathBacklog(flowId, hops); // hop h leaves through data link h
-    const size_t dataHops = std::min<size_t>(hops.size(), fs.dataHops);
-    fs.dataPorts.clear();
-    for (size_t h = 0; h < dataHops; ++h)
-    {
-        // A host NIC's hop has key 0: name it by the sender's link.
-        const uint64_t key = hops[h].first != 0 ? hops[h].first : (uint64_t{1} << 63) | fs.links[h];
-        double line = 0;
-        double payload = 0;
-        wormhole::FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
-        fs.dataPorts.emplace_back(key, line);
-    }
-}
-
 uint32_t
 WormholeSimulatorImpl::LargestCoupledGroup(uint32_t partition) const
 {
@@ -187,7 +167,7 @@ WormholeSimulatorImpl::LargestCoupledGroup(uint32_t partition) const
         {
             continue;
         }
-        const uint32_t first = find(ports.flows[ports.start[p]]);
+        const uint32_t first = ports.flows[ports.start[p]];
         for (uint32_t k = ports.start[p] + 1; k < ports.start[p + 1]; ++k)
         {
             root[find(ports.flows[k])] = find(first);
