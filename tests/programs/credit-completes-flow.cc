@@ -72,6 +72,11 @@ class OneLinkModel : public wormhole::FlowCreditor
         hops.assign(1, {0, 0});
     }
 
+    uint64_t GetPortBacklog(uint64_t) const override
+    {
+        return 0;
+    }
+
     void AddBacklog(uint64_t, const std::vector<std::pair<uint32_t, uint64_t>>&, int64_t) override
     {
     }

@@ -156,6 +156,15 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
     });
 }
 
+uint64_t
+RdmaNetwork::GetPortBacklog(uint64_t portKey) const
+{
+    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
+    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
+    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    return m_switches[node]->GetQueueBytes(port);
+}
+
 void
 RdmaNetwork::AddBacklog(uint64_t portKey, const std::vector<std::pair<uint32_t, uint64_t>>& shares, int64_t fromNs)
 {

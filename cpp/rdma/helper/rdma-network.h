@@ -172,6 +172,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     std::vector<double> SaveFlowState(uint32_t flowId) const override;
     void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) override;
     void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const override;
+    uint64_t GetPortBacklog(uint64_t portKey) const override;
     void AddBacklog(uint64_t portKey,
                     const std::vector<std::pair<uint32_t, uint64_t>>& shares,
                     int64_t fromNs) override;

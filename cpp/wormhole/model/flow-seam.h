@@ -147,6 +147,10 @@ class FlowCreditor
     /// path, as (port key, bytes): the key names the port, so flows that
     /// share it report the same key (0 bytes where a hop has no queue).
     virtual void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const = 0;
+    /// Bytes queued at one switch egress port, named by a key GetPathBacklog
+    /// reported (the kernel reads a flow's ports by key at each memo
+    /// checkpoint instead of walking its route again).
+    virtual uint64_t GetPortBacklog(uint64_t portKey) const = 0;
     /// From `fromNs` on, the port behaves as if the shares' total were queued
     /// at its head: it is busy sending them and marks ECN counting them (a
     /// memoized transient's queues, put back without materializing frames).

@@ -66,22 +66,47 @@ WormholeSimulatorImpl::MemoSnapshot(uint32_t partition) const
     const PartitionState& st = m_partitionState[partition];
     wormhole::MemoCheckpoint c;
     c.atNs = static_cast<int64_t>(m_currentTs - st.formedAt);
-    std::vector<std::pair<uint64_t, uint64_t>> hops;
-    for (uint32_t i = 0; i < st.fcgFlows.size(); ++i)
+    const size_t n = st.fcgFlows.size();
+    c.bytes.reserve(n);
+    c.inFlight.reserve(n);
+    c.cc.reserve(n);
+    c.backlog.resize(n);
+    for (uint32_t i = 0; i < n; ++i)
     {
         const FlowState& fs = m_flows.at(st.fcgFlows[i]);
         c.bytes.push_back(std::max(0.0, static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
                                             st.deliveredAtFormation[i]));
         c.inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(st.fcgFlows[i])));
         c.cc.push_back(FlowSeam::creditor->SaveFlowState(st.fcgFlows[i]));
-        FlowSeam::creditor->GetPathBacklog(st.fcgFlows[i], hops);
-        std::vector<double>& backlog = c.backlog.emplace_back();
-        for (const auto& [port, bytes] : hops)
-        {
-            backlog.push_back(static_cast<double>(bytes));
-        }
+        DataPathBacklog(st.fcgFlows[i], fs, c.backlog[i]);
     }
     return c;
+}
+
+void
+WormholeSimulatorImpl::DataPathBacklog(uint32_t flowId, const FlowState& fs, std::vector<double>& backlog) const
+{
+    // A checkpoint is taken at acknowledgements all through a pattern's
+    // transient, whether or not it is ever stored: reading the ports named
+    // at the flow's start by key spares walking its route again each time
+    // (the route is the same until FlowRerouted names it anew). Host NIC
+    // hops have no switch queue.
+    backlog.clear();
+    if (fs.dataPortsWhole)
+    {
+        backlog.reserve(fs.dataPorts.size());
+        for (const auto& [key, line] : fs.dataPorts)
+        {
+            backlog.push_back(key >> 63 ? 0.0 : static_cast<double>(FlowSeam::creditor->GetPortBacklog(key)));
+        }
+        return;
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> hops;
+    FlowSeam::creditor->GetPathBacklog(flowId, hops);
+    for (const auto& [port, bytes] : hops)
+    {
+        backlog.push_back(static_cast<double>(bytes));
+    }
 }
 
 void
@@ -99,8 +124,9 @@ WormholeSimulatorImpl::MemoTrace(uint32_t flowId)
         return;
     }
     PartitionState& st = m_partitionState[partition];
-    if (!st.memoPending || st.course.empty() || st.fcgFlows != m_partitions.Get(partition).flows ||
-        m_currentTs - st.formedAt < static_cast<uint64_t>(st.course.back().atNs) + st.courseStep)
+    if (!st.memoPending || st.course.empty() ||
+        m_currentTs - st.formedAt < static_cast<uint64_t>(st.course.back().atNs) + st.courseStep ||
+        st.fcgFlows != m_partitions.Get(partition).flows)
     {
         return;
     }
@@ -177,13 +203,7 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
         r.rate.push_back(rateOf(i, f, fs));
         r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
         r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
-        std::vector<std::pair<uint64_t, uint64_t>> hops;
-        FlowSeam::creditor->GetPathBacklog(f, hops);
-        std::vector<double>& backlog = r.backlog.emplace_back();
-        for (const auto& [port, bytes] : hops)
-        {
-            backlog.push_back(static_cast<double>(bytes));
-        }
+        DataPathBacklog(f, fs, r.backlog.emplace_back());
     }
     // The course ends in the record's end state.
     wormhole::MemoCheckpoint end;

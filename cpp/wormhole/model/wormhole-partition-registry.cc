@@ -198,6 +198,7 @@ WormholeSimulatorImpl::NameDataPorts(uint32_t flowId, FlowState& fs) const
         wormhole::FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
         fs.dataPorts.emplace_back(key, line);
     }
+    fs.dataPortsWhole = hops.size() == fs.dataHops;
 }
 
 void

@@ -230,6 +230,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         /// Each data hop's egress port (one direction of its link) and line
         /// rate, named once at the start (calm check, coupling statistic).
         std::vector<std::pair<uint64_t, double>> dataPorts;
+        /// dataPorts names every hop GetPathBacklog walks (a route cut short
+        /// by a failed link does not): its backlog can be read by key.
+        bool dataPortsWhole = false;
         wormhole::RateWindow window;
         /// Start of the first steady window since the pattern last changed:
         /// R-hat is the rate delivered since then (measured and credited).
@@ -546,6 +549,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Called with each acknowledgement: checkpoints the pending pattern's
     /// course at most every courseStep (docs/memo.md).
     void MemoTrace(uint32_t flowId);
+    /// Bytes queued behind each of the flow's data hops, in path order (what
+    /// GetPathBacklog reports), into `backlog`.
+    void DataPathBacklog(uint32_t flowId, const FlowState& fs, std::vector<double>& backlog) const;
     /// Puts the flows' CC states in place when the partition's skip ends,
     /// first among its events there: until then the flows keep the state
     /// they had at the hit (frozen with their timers), so a skip cut short
