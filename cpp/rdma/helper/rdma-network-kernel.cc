@@ -156,21 +156,26 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
     });
 }
 
-uint64_t
-RdmaNetwork::GetPortBacklog(uint64_t portKey) const
+RdmaNetwork::SwitchPort
+RdmaNetwork::SwitchPortOf(uint64_t portKey) const
 {
     const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
     const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
     NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    return {node, port};
+}
+
+uint64_t
+RdmaNetwork::GetPortBacklog(uint64_t portKey) const
+{
+    const auto [node, port] = SwitchPortOf(portKey);
     return m_switches[node]->GetQueueBytes(port);
 }
 
 void
 RdmaNetwork::AddBacklog(uint64_t portKey, const std::vector<std::pair<uint32_t, uint64_t>>& shares, int64_t fromNs)
 {
-    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
-    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
-    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    const auto [node, port] = SwitchPortOf(portKey);
     // Each flow's bytes are charged to the port its frames come in on at
     // this switch: the far end of the hop before this one on its data path.
     std::vector<RdmaSwitch::BacklogShare> charges;
@@ -228,18 +233,14 @@ RdmaNetwork::GetFlowInFlight(uint32_t flowId) const
 void
 RdmaNetwork::DropBacklog(uint64_t portKey)
 {
-    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
-    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
-    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    const auto [node, port] = SwitchPortOf(portKey);
     m_switches[node]->DropBacklog(port, Simulator::Now().GetTimeStep());
 }
 
 void
 RdmaNetwork::WaiveBytes(uint64_t portKey, uint64_t bytes)
 {
-    const auto node = static_cast<uint32_t>((portKey >> 32) - 1);
-    const auto port = static_cast<uint32_t>(portKey & 0xffffffffU);
-    NS_ASSERT_MSG(portKey >> 32 && node < m_switches.size() && m_switches[node], "not a switch port");
+    const auto [node, port] = SwitchPortOf(portKey);
     m_switches[node]->WaiveBytes(port, bytes);
 }
 

@@ -207,6 +207,14 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void DoDispose() override;
 
   private:
+    /// The switch port a key of GetPathBacklog names: (node + 1) << 32 | port.
+    struct SwitchPort
+    {
+        uint32_t node;
+        uint32_t port;
+    };
+    /// Decodes a port key; asserts that it names a switch's port.
+    SwitchPort SwitchPortOf(uint64_t portKey) const;
     void ComputeRoutes();
     /// Port p of device u is on a shortest path to host d (hop counts `dist`
     /// to d) over links that are up.

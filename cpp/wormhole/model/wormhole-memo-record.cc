@@ -97,7 +97,7 @@ WormholeSimulatorImpl::DataPathBacklog(uint32_t flowId, const FlowState& fs, std
         backlog.reserve(fs.dataPorts.size());
         for (const auto& [key, line] : fs.dataPorts)
         {
-            backlog.push_back(key >> 63 ? 0.0 : static_cast<double>(FlowSeam::creditor->GetPortBacklog(key)));
+            backlog.push_back(key & FlowState::kNicPortBit ? 0.0 : static_cast<double>(FlowSeam::creditor->GetPortBacklog(key)));
         }
         return;
     }

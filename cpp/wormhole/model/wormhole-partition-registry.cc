@@ -192,7 +192,7 @@ WormholeSimulatorImpl::NameDataPorts(uint32_t flowId, FlowState& fs) const
     for (size_t h = 0; h < dataHops; ++h)
     {
         // A host NIC's hop has key 0: name it by the sender's link.
-        const uint64_t key = hops[h].first != 0 ? hops[h].first : (uint64_t{1} << 63) | fs.links[h];
+        const uint64_t key = hops[h].first != 0 ? hops[h].first : FlowState::kNicPortBit | fs.links[h];
         double line = 0;
         double payload = 0;
         wormhole::FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);

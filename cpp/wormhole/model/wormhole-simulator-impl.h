@@ -230,6 +230,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         /// Each data hop's egress port (one direction of its link) and line
         /// rate, named once at the start (calm check, coupling statistic).
         std::vector<std::pair<uint64_t, double>> dataPorts;
+        /// A host NIC's hop has no switch port key (GetPathBacklog says 0):
+        /// in dataPorts it is this bit | the sender's link.
+        static constexpr uint64_t kNicPortBit = uint64_t{1} << 63;
         /// dataPorts names every hop GetPathBacklog walks (a route cut short
         /// by a failed link does not): its backlog can be read by key.
         bool dataPortsWhole = false;
