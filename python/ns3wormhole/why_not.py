@@ -16,6 +16,7 @@ NO_SKIP_LABELS: dict[str, str] = {
     "known_join": "a known join too close",
     "drift_limited": "drift-limited",
     "silent": "a flow silent",
+    "indexing": "waiting for its links' events to be indexed",
 }
 
 MEMO_MISS_LABELS: dict[str, str] = {
@@ -23,7 +24,7 @@ MEMO_MISS_LABELS: dict[str, str] = {
     "unconfirmed": "unconfirmed",
     "disagree": "occurrences disagree",
     "does_not_fit": "records do not fit",
-    "refused": "known join inside / too short",
+    "refused": "known join inside / too short / links not yet indexed",
 }
 
 

@@ -83,12 +83,6 @@ RateWindow::Pushed() const
     return m_pushed;
 }
 
-uint32_t
-RateWindow::Size() const
-{
-    return static_cast<uint32_t>(m_ring.size());
-}
-
 double
 RateWindow::Mean() const
 {

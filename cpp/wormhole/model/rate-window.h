@@ -40,9 +40,16 @@ class RateWindow
     void Push(uint64_t timeNs, double rate, uint64_t acked, double inflight = 0, double mismatch = 0);
 
     bool Full() const;
+    uint32_t Capacity() const
+    {
+        return m_capacity;
+    }
     /// Samples pushed since the last Clear() (may exceed the capacity).
     uint64_t Pushed() const;
-    uint32_t Size() const;
+    uint32_t Size() const
+    {
+        return static_cast<uint32_t>(m_ring.size());
+    }
     double Mean() const;
     double Spread() const; ///< (max - min) / mean; +inf when empty
     double MeanMismatch() const; ///< mean mismatch of the window's samples (0 when empty)

@@ -5,7 +5,12 @@
 // CC timers, packets on the wire) is frozen and resumes at t0 + dT exactly as
 // it was; other partitions' events never move. An event scheduled from
 // outside onto a skipping partition's link skips that partition back first.
+// Links are indexed only while a skip of their partition may come
+// (IndexLinks); a skip waits until every event scheduled on them before they
+// were has run (IndexReady). docs/why-not.md, "Back-off".
 #include "wormhole-simulator-impl.h"
+
+#include "memo-store.h"
 
 #include "ns3/log.h"
 
@@ -24,8 +29,13 @@ WormholeSimulatorImpl::TrackSlow(uint32_t owner)
 {
     if (owner >= m_linkEvents.size())
     {
-        m_linkEvents.resize(owner + 1);
-        m_linkScheduled.resize(owner + 1, 0);
+        // A store filled before the run (another run's records, a database)
+        // can hit at the first pattern's formation: index from the start.
+        if (!m_indexAll && m_memo && wormhole::MemoStore::Global().Size() != 0)
+        {
+            IndexAllLinks();
+        }
+        GrowLinkIndex(owner + 1);
     }
     // Something outside a skipped partition reached one of its links: bring
     // the partition back to now before the new event joins it.
@@ -47,6 +57,92 @@ WormholeSimulatorImpl::CompactLink(uint32_t link)
     // Scan again once 3x as many entries were added as are live: each
     // append pays for 4/3 liveness checks (2 with a 2x threshold).
     index.compactAt = std::max<size_t>(16, 4 * index.events.size());
+}
+
+void
+WormholeSimulatorImpl::GrowLinkIndex(size_t links)
+{
+    const size_t first = m_linkEvents.size();
+    if (links <= first)
+    {
+        return;
+    }
+    m_linkEvents.resize(links);
+    for (size_t link = first; link < links; ++link)
+    {
+        m_linkEvents[link].indexed = m_indexAll;
+    }
+}
+
+void
+WormholeSimulatorImpl::IndexLinks(uint32_t partition)
+{
+    if (partition == PartitionTracker::kNone)
+    {
+        return;
+    }
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        GrowLinkIndex(link + 1);
+        m_linkEvents[link].indexed = true;
+    }
+}
+
+void
+WormholeSimulatorImpl::UnindexLinks(uint32_t partition)
+{
+    NS_ASSERT_MSG(!IsSkipping(partition), "a skipping partition's events must stay indexed");
+    // What is indexed stays: with what is counted (untrackedUntil) it is
+    // still every pending event of the link, as IndexReady needs.
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        if (link < m_linkEvents.size())
+        {
+            m_linkEvents[link].indexed = false;
+        }
+    }
+}
+
+void
+WormholeSimulatorImpl::IndexAllLinks()
+{
+    m_indexAll = true;
+    for (LinkIndex& index : m_linkEvents)
+    {
+        index.indexed = true;
+    }
+}
+
+bool
+WormholeSimulatorImpl::IndexReady(uint32_t partition, uint64_t* readyAt)
+{
+    // An event scheduled while its link was not indexed is not in the index:
+    // a skip would leave it where it is. Once the latest of them has run
+    // (strictly before now: one due now may not have), the index is whole.
+    bool ready = true;
+    uint64_t at = 0;
+    for (uint32_t link : m_partitions.Get(partition).links)
+    {
+        if (link >= m_linkEvents.size())
+        {
+            continue; // no event was ever scheduled on it
+        }
+        const LinkIndex& index = m_linkEvents[link];
+        if (!index.indexed || index.untrackedUntil >= m_currentTs)
+        {
+            ready = false;
+            at = std::max(at, index.untrackedUntil + 1);
+        }
+    }
+    if (!ready)
+    {
+        IndexLinks(partition);
+        if (readyAt)
+        {
+            *readyAt = std::max(at, m_currentTs + 1);
+        }
+    }
+    return ready;
 }
 
 void

@@ -62,9 +62,12 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     match.Search(wormhole::MemoStore::Global(), key);
     // A hit of a transient that queues is taken once the pattern's first
     // round trip has been delivered (MemoHitDelay): a deferred hit, or none.
+    // None at all while events of the partition's links are not all indexed
+    // (the store filled a moment ago): the pattern is recorded, a miss.
+    const bool movable = IndexReady(partition);
     for (const auto* hit : {&match.steady, &match.ends})
     {
-        if (!*hit)
+        if (!movable || !*hit)
         {
             continue;
         }
@@ -85,7 +88,7 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
             return;
         }
     }
-    if (match.flat && MemoHitFlatPrefix(partition, match, match.flat))
+    if (movable && match.flat && MemoHitFlatPrefix(partition, match, match.flat))
     {
         return;
     }

@@ -29,7 +29,7 @@ WormholeSimulatorImpl::ScheduledOnLinks(uint32_t partition) const
     uint64_t n = 0;
     for (uint32_t link : m_partitions.Get(partition).links)
     {
-        n += link < m_linkScheduled.size() ? m_linkScheduled[link] : 0;
+        n += link < m_linkEvents.size() ? m_linkEvents[link].scheduled : 0;
     }
     return n;
 }

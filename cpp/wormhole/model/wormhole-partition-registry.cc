@@ -3,6 +3,8 @@
 // reset when its contention pattern changes, and forgotten when it ends.
 #include "wormhole-simulator-impl.h"
 
+#include "memo-store.h"
+
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -81,6 +83,45 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.anchorTime = m_currentTs;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;
+    }
+    IndexFor(partition);
+}
+
+void
+WormholeSimulatorImpl::IndexFor(uint32_t partition)
+{
+    // A skip needs every pending event of the partition's links indexed.
+    // Indexing costs at every event, so links are indexed only where a skip
+    // may come before the partition changes again: every pattern, once the
+    // store holds a record (a hit may come at formation); otherwise a pattern
+    // one of whose flows has half a steady window (a fast-forward needs every
+    // flow's window full). Events scheduled before a link was indexed delay
+    // the skip until they have run (IndexReady), never move it.
+    if (!m_indexAll && m_memo && wormhole::MemoStore::Global().Size() != 0)
+    {
+        IndexAllLinks();
+    }
+    if (m_indexAll)
+    {
+        return;
+    }
+    bool near = false;
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        const FlowState& fs = m_flows[flow];
+        near = near || 2 * static_cast<uint64_t>(fs.window.Size()) >= fs.window.Capacity();
+    }
+    for (uint32_t flow : m_partitions.Get(partition).flows)
+    {
+        m_flows[flow].indexRequested = near;
+    }
+    if (near)
+    {
+        IndexLinks(partition);
+    }
+    else if (!IsSkipping(partition))
+    {
+        UnindexLinks(partition);
     }
 }
 

@@ -175,6 +175,7 @@ WormholeSimulatorImpl::NotifyConstructionCompleted()
     // the default kernel but the class name.
     SimulatorImpl::NotifyConstructionCompleted();
     m_tracking = m_fastForward;
+    m_indexHorizon = static_cast<uint64_t>(std::max<int64_t>(0, m_minSkip.GetTimeStep()));
     if (m_tracking)
     {
         wormhole::FlowSeam::listener = this;
@@ -324,44 +325,28 @@ WormholeSimulatorImpl::Stop(const Time& delay)
 #endif
 
 uint32_t
-WormholeSimulatorImpl::Insert(EventImpl* event, uint64_t ts, uint32_t context)
+WormholeSimulatorImpl::InsertDuringReplay(const Scheduler::Event& event)
 {
-    Scheduler::Event ev;
-    ev.impl = event;
-    ev.key.m_ts = ts;
-    ev.key.m_context = context;
-    ev.key.m_uid = m_uid;
-    m_uid++;
-    m_unscheduledEvents++;
-    m_stats.eventsScheduled++;
-    if (m_replayUntil != 0 && ts < m_replayUntil) [[unlikely]]
+    // A replay of a partition's past (wormhole-memo-replay.cc): its own
+    // events run in it; anything else reaches the present, which is where
+    // the rest of the simulation is.
+    Scheduler::Event ev = event;
+    const uint32_t owner = m_tracking ? wormhole::g_currentOwner : wormhole::kNoOwner;
+    if (ReplayOwns(owner))
     {
-        // A replay of a partition's past (wormhole-memo-replay.cc): its own
-        // events run in it; anything else reaches the present, which is
-        // where the rest of the simulation is.
-        const uint32_t owner = m_tracking ? wormhole::g_currentOwner : wormhole::kNoOwner;
-        if (ReplayOwns(owner))
-        {
-            Track(owner, event, ts, ev.key.m_uid, context);
-            m_replayEvents.emplace(std::make_pair(ts, ev.key.m_uid), ev);
-            return ev.key.m_uid;
-        }
-        ev.key.m_ts = m_replayUntil;
-        m_shifted[ev.key.m_uid] = m_replayUntil; // its EventId keeps the time asked for
-        if (owner != wormhole::kNoOwner)
-        {
-            // Tracked in the present: a skip it ends is ended now.
-            const uint64_t past = m_currentTs;
-            m_currentTs = m_replayUntil;
-            Track(owner, event, m_replayUntil, ev.key.m_uid, context);
-            m_currentTs = past;
-        }
-        m_events->Insert(ev);
+        Track(owner, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
+        m_replayEvents.emplace(std::make_pair(ev.key.m_ts, ev.key.m_uid), ev);
         return ev.key.m_uid;
     }
-    if (m_tracking && wormhole::g_currentOwner != wormhole::kNoOwner)
+    ev.key.m_ts = m_replayUntil;
+    m_shifted[ev.key.m_uid] = m_replayUntil; // its EventId keeps the time asked for
+    if (owner != wormhole::kNoOwner)
     {
-        Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
+        // Tracked in the present: a skip it ends is ended now.
+        const uint64_t past = m_currentTs;
+        m_currentTs = m_replayUntil;
+        Track(owner, ev.impl, m_replayUntil, ev.key.m_uid, ev.key.m_context);
+        m_currentTs = past;
     }
     m_events->Insert(ev);
     return ev.key.m_uid;

@@ -48,6 +48,7 @@ enum class NoSkip : uint8_t
     kKnownJoin,         ///< a known flow start closer than MinSkip
     kDriftLimited,      ///< extrapolated as far as MaxExtrapolation allows
     kSilent,            ///< a flow delivered nothing for a while (paused, blocked)
+    kIndexing,          ///< events of its links scheduled before they were indexed still pending
     kCount
 };
 /// Why a memo lookup did not skip a pattern's transient.
@@ -183,8 +184,31 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void ProcessEventsWithContext();
     /// Inserts an event at absolute time `ts` and returns its uid (an
     /// EventId is built only where the caller wants one: most events come
-    /// through ScheduleWithContext, which returns none).
-    uint32_t Insert(EventImpl* event, uint64_t ts, uint32_t context);
+    /// through ScheduleWithContext, which returns none). Every event passes
+    /// here, so the common case is inline; a replay's is out of line.
+    uint32_t Insert(EventImpl* event, uint64_t ts, uint32_t context)
+    {
+        Scheduler::Event ev;
+        ev.impl = event;
+        ev.key.m_ts = ts;
+        ev.key.m_context = context;
+        ev.key.m_uid = m_uid;
+        m_uid++;
+        m_unscheduledEvents++;
+        m_stats.eventsScheduled++;
+        if (m_replayUntil != 0 && ts < m_replayUntil) [[unlikely]]
+        {
+            return InsertDuringReplay(ev);
+        }
+        if (m_tracking && wormhole::g_currentOwner != wormhole::kNoOwner)
+        {
+            Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
+        }
+        m_events->Insert(ev);
+        return ev.key.m_uid;
+    }
+    /// Insert while a replay runs a partition's past (m_replayUntil set).
+    uint32_t InsertDuringReplay(const Scheduler::Event& ev);
 
     bool IsMainThread() const
     {
@@ -246,6 +270,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool calm = false;      ///< no flow of its partition was ever cut (docs/fast-forward.md)
         bool everCut = false;   ///< its CC rate was ever below line rate
         bool quick = false;     ///< judged on the short window (calm, never cut)
+        /// Its window is half full and its partition's links were indexed
+        /// then (docs/why-not.md, "Back-off": when links are indexed).
+        bool indexRequested = false;
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
@@ -360,10 +387,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     };
 
     /// Pending events owned by one link, and when to drop the expired ones.
-    struct LinkIndex
+    /// A link is indexed only while a skip of its partition may come
+    /// (IndexLinks); otherwise its events are only counted, and the latest of
+    /// them says when the index is whole again (docs/why-not.md, "Back-off").
+    struct alignas(64) LinkIndex // one cache line: Track reads it at every event
     {
         std::vector<TrackedEvent> events;
         size_t compactAt = 16;
+        uint64_t scheduled = 0;      ///< events ever scheduled on the link, for memo statistics
+        bool indexed = false;        ///< events scheduled now go into `events`
+        uint64_t untrackedUntil = 0; ///< latest time of an event scheduled while not indexed
     };
 
     bool IsPending(const TrackedEvent& e) const
@@ -383,8 +416,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         {
             TrackSlow(owner);
         }
-        ++m_linkScheduled[owner];
         LinkIndex& index = m_linkEvents[owner];
+        ++index.scheduled;
+        // Not indexed, an event due within MinSkip (a frame's, most of them)
+        // is only counted: it delays a skip by at most what is not worth
+        // skipping. A later one (a timer, a timeout) is indexed all the same.
+        if (!index.indexed && ts < m_currentTs + m_indexHorizon)
+        {
+            index.untrackedUntil = std::max(index.untrackedUntil, ts);
+            return;
+        }
         index.events.push_back({impl, ts, uid, context});
         if (index.events.size() >= index.compactAt) [[unlikely]]
         {
@@ -394,6 +435,22 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Track's rare cases: a link seen for the first time, or one of a skipping partition.
     void TrackSlow(uint32_t owner);
     void CompactLink(uint32_t link);
+    /// Indexes the partition's links or stops, by whether a skip of it may
+    /// come before it changes again (at each change: ResetPartition).
+    void IndexFor(uint32_t partition);
+    /// Makes room for links 0..links-1 (new ones indexed if all are).
+    void GrowLinkIndex(size_t links);
+    /// Starts indexing the partition's links: a skip of it may come.
+    void IndexLinks(uint32_t partition);
+    /// Stops indexing them (none of its flows is near a steady window and
+    /// the memo store is empty). Entries already indexed stay.
+    void UnindexLinks(uint32_t partition);
+    /// Indexes every link from now on (the memo store holds a record: a hit
+    /// may come at any pattern's formation).
+    void IndexAllLinks();
+    /// Every pending event of the partition's links is in the index, so a
+    /// skip may move them; else `readyAt` (if given) says when they will be.
+    bool IndexReady(uint32_t partition, uint64_t* readyAt = nullptr);
     void ShiftLinkEvents(uint32_t link, int64_t dt);
     void ShiftPartition(uint32_t partition, int64_t dt);
     PartitionState& StateOf(uint32_t partition);
@@ -652,6 +709,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     Time m_minSkip;
     Time m_completionMargin;
     bool m_tracking = false;
+    bool m_indexAll = false; ///< every link indexed (IndexAllLinks)
+    uint64_t m_indexHorizon = 0; ///< MinSkip in time steps: events due later are always indexed
 
     wormhole::PartitionTracker m_partitions;
     /// Flows known to start later: start time -> flow, and their links.
@@ -663,7 +722,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::unordered_map<uint32_t, FlowState> m_flows;
     std::vector<PartitionState> m_partitionState;
     std::vector<LinkIndex> m_linkEvents;
-    std::vector<uint64_t> m_linkScheduled; ///< events scheduled per link, for memo statistics
     /// uid -> ts of moved events. Not erased as they run (a hash lookup per
     /// event, a cache miss each while partitions skip): an entry whose time
     /// has passed says "expired", which is true of a run or removed event,

@@ -110,6 +110,12 @@ void
 WormholeSimulatorImpl::TryFastForward(uint32_t partition)
 {
     PartitionState& st = StateOf(partition);
+    if (uint64_t readyAt = 0; !IndexReady(partition, &readyAt))
+    {
+        NoteNoSkip(partition, NoSkip::kIndexing);
+        st.retryAfter = readyAt;
+        return;
+    }
     const auto& flows = m_partitions.Get(partition).flows;
     const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
     const double minSkip = static_cast<double>(m_minSkip.GetNanoSeconds());

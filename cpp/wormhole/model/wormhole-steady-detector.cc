@@ -118,6 +118,12 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         delivered > 0 ? std::abs(inflight - oldest.inflight) / delivered : 1.0; // nothing delivered: all mismatch
     fs.window.Push(m_currentTs, rate, ackedBytes, inflight, mismatch);
     ++fs.settle;
+    if (!fs.indexRequested && !m_indexAll && 2 * static_cast<uint64_t>(fs.window.Size()) >= fs.window.Capacity())
+        [[unlikely]]
+    {
+        fs.indexRequested = true; // half a window: a fast-forward may come (IndexFor)
+        IndexLinks(m_partitions.PartitionOfFlow(flowId));
+    }
     // Steady needs a window of samples that each span their share of
     // acknowledgements, l/4 of them taken since the partition last changed.
     if (fs.window.Pushed() < need || 4 * fs.settle < m_window)

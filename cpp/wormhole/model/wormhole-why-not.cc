@@ -37,6 +37,8 @@ NoSkipName(NoSkip reason)
         return "drift_limited";
     case NoSkip::kSilent:
         return "silent";
+    case NoSkip::kIndexing:
+        return "indexing";
     case NoSkip::kCount:
         break;
     }
