@@ -67,6 +67,51 @@ def test_different_weights_or_labels_do_not_match():
         _core.fcg_hash([1], [(0, 3, 1)])
 
 
+def test_symmetric_graphs_refinement_cannot_tell_apart():
+    """A 6-cycle and two triangles: every vertex has two neighbours of its own
+    colour, so colour refinement (the hash) sees the same graph. Only the
+    exact search may say no; a 6-cycle relabelled must still be found."""
+    cycle = [(i, (i + 1) % 6, 1) for i in range(6)]
+    triangles = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (3, 4, 1), (4, 5, 1), (3, 5, 1)]
+    labels = [7] * 6
+    assert _core.fcg_hash(labels, cycle) == _core.fcg_hash(labels, triangles)
+    assert _core.fcg_match(labels, cycle, labels, triangles) is None
+    assert _core.fcg_match(labels, triangles, labels, cycle) is None
+    for perm in ([3, 0, 4, 1, 5, 2], [5, 4, 3, 2, 1, 0], [1, 3, 5, 0, 2, 4]):
+        l2, e2 = permute(labels, cycle, perm)
+        mapping = _core.fcg_match(labels, cycle, l2, e2)
+        assert mapping is not None
+        edges2 = {frozenset((a, b)) for a, b, _ in e2}
+        assert all(frozenset((mapping[a], mapping[b])) in edges2 for a, b, _ in cycle)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_relabelled_all_to_all_pattern_matches_with_a_correct_mapping(seed):
+    """Flows of an all-to-all among 4 GPUs on 2 rails, labelled by rail: the
+    symmetric graphs MoE lookups search. Listed in another order, they must
+    match, with a mapping that carries labels and weighted edges across."""
+    rng = np.random.default_rng(seed)
+    flows = [(s, d) for s in range(4) for d in range(4) if s != d]
+    labels = [1 + (s % 2) for s, _ in flows]
+    edges = []
+    for i, (s1, d1) in enumerate(flows):
+        for j in range(i + 1, len(flows)):
+            s2, d2 = flows[j]
+            if s1 == s2 or d1 == d2:
+                edges.append((i, j, 1 if s1 == s2 else 2))
+    perm = [int(x) for x in rng.permutation(len(flows))]
+    l2, e2 = permute(labels, edges, perm)
+    mapping = _core.fcg_match(labels, edges, l2, e2)
+    assert mapping is not None
+    assert all(l2[mapping[i]] == lab for i, lab in enumerate(labels))
+    weight2 = {frozenset((a, b)): w for a, b, w in e2}
+    assert all(weight2.get(frozenset((mapping[a], mapping[b]))) == w for a, b, w in edges)
+    # One weight changed: no longer the same pattern.
+    bad = list(e2)
+    bad[0] = (bad[0][0], bad[0][1], 3 - bad[0][2])
+    assert _core.fcg_match(labels, edges, l2, bad) is None
+
+
 def test_corrupt_records_are_rejected_by_the_kernel_store():
     _core.memo_clear()
     assert _core.memo_load([b"", b"not a record", b"2WHM" + b"\0" * 40]) == 3
