@@ -6,6 +6,9 @@ baseline's events estimated from a baseline run stopped early.
     python benchmarks/bench_scale.py --preset gpt-7b --validate   # the estimator against a full baseline
     python benchmarks/bench_scale.py --wormhole-only              # no baseline: after a kernel change
                                                                   # (the baseline kernel's events stand)
+    python benchmarks/bench_scale.py --preset moe-32x22b --stop-ms 100   # Wormhole alone, the first 100 ms
+                                                                  # of the step only (partial: a step too
+                                                                  # long for one session)
 
 How the baseline's events are estimated. A packet-level baseline spends a nearly fixed number of
 events per data packet it carries (the packet's hops, its ACK's hops, the NIC's pacing and CC
@@ -58,13 +61,14 @@ def _stop_time(worm, dag, fraction: float) -> int:
     return int(end[order][min(k, len(order) - 1)])
 
 
-def one(name: str, fraction: float, validate: bool, wormhole_only: bool = False) -> dict:
+def one(name: str, fraction: float, validate: bool, wormhole_only: bool = False, stop_ms: float | None = None) -> dict:
     from ns3wormhole import run
 
     dag, topo, gpus = _setup(name)
     flow = dag.op == 1
     packets_total = int(np.ceil(dag.bytes[flow].astype(np.float64) / PAYLOAD_BYTES).sum())
-    worm = run.run_workload(topo, dag, kernel="wormhole")
+    stop_ns = None if stop_ms is None else round(stop_ms * 1e6)
+    worm = run.run_workload(topo, dag, kernel="wormhole", stop_ns=stop_ns or 0)  # 0: the whole step
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     w = worm.network
     row = {
@@ -72,7 +76,17 @@ def one(name: str, fraction: float, validate: bool, wormhole_only: bool = False)
         "wormhole_wall_s": w.wall_s, "wormhole_events": w.events, "wormhole_peak_rss_mib": peak_mib,
         "iteration_ns": worm.iteration_times_ns.tolist(), "fast_forwards": w.stats["fast_forwards"],
     }
-    if wormhole_only:
+    if stop_ns is not None:
+        # A partial step: how far it got, in the DAG's own terms.
+        end = worm.node_end_ns[flow]
+        row |= {
+            "stopped_at_ns": stop_ns,
+            "flows_finished": int(((end > 0) & (end <= stop_ns)).sum()),
+            "packets_simulated": int(w.flows["data_packets"].sum()),
+            "bytes_finished": float(dag.bytes[flow][(end > 0) & (end <= stop_ns)].astype(np.float64).sum()),
+            "bytes_total": float(dag.bytes[flow].astype(np.float64).sum()),
+        }
+    if wormhole_only or stop_ns is not None:
         return row
     stop_ns = _stop_time(worm, dag, fraction)
     t0 = time.perf_counter()
@@ -103,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="also run the full baseline and print the estimator's error")
     p.add_argument("--wormhole-only", action="store_true",
                    help="no stopped baseline: Wormhole's wall, events and peak memory only")
+    p.add_argument("--stop-ms", type=float, default=None, metavar="MS",
+                   help="Wormhole alone, stopped at this simulated time (ms): a partial step, for presets "
+                        "whose whole step does not fit a session; prints how far it got")
     p.add_argument("--json", default=None)
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # child process: one preset
     a = p.parse_args(argv)
@@ -110,11 +127,18 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--fraction must be in (0, 1], got {a.fraction}")
     if a.validate and a.wormhole_only:
         p.error("--validate runs the full baseline; --wormhole-only runs none")
+    if a.stop_ms is not None and not a.stop_ms > 0:
+        p.error(f"--stop-ms must be a positive number of milliseconds, got {a.stop_ms}")
+    if a.stop_ms is not None and a.validate:
+        p.error("--stop-ms runs a partial step under Wormhole alone; --validate needs whole steps")
     if a.one:
-        print(json.dumps(one(a.one, a.fraction, a.validate, a.wormhole_only)))
+        print(json.dumps(one(a.one, a.fraction, a.validate, a.wormhole_only, a.stop_ms)))
         return 0
     rows = []
-    stopped = "no baseline" if a.wormhole_only else f"baseline stopped at {a.fraction:.0%} of the bytes"
+    stopped = ("no baseline" if a.wormhole_only or a.stop_ms is not None
+               else f"baseline stopped at {a.fraction:.0%} of the bytes")
+    if a.stop_ms is not None:
+        stopped += f", Wormhole stopped at {a.stop_ms:g} ms (partial steps)"
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} Wormhole alone, {stopped}")
     for name in a.preset:
         cmd = [sys.executable, __file__, "--one", name, "--fraction", str(a.fraction)]
@@ -122,12 +146,22 @@ def main(argv: list[str] | None = None) -> int:
             cmd.append("--validate")
         if a.wormhole_only:
             cmd.append("--wormhole-only")
+        if a.stop_ms is not None:
+            cmd += ["--stop-ms", repr(a.stop_ms)]
         out = subprocess.run(cmd, capture_output=True, text=True)
         if out.returncode != 0:
             print(f"{name}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
             return 1
         r = json.loads(out.stdout.strip().splitlines()[-1])
         rows.append(r)
+        if a.stop_ms is not None:
+            print(f"{name:<11} {r['gpus']:>5} GPUs {r['flows']:>7,} flows  wormhole {r['wormhole_wall_s']:8.2f} s "
+                  f"{r['wormhole_events']:>12,} events  peak {r['wormhole_peak_rss_mib']:,.0f} MiB  "
+                  f"stopped at {r['stopped_at_ns'] / 1e6:g} ms: {r['flows_finished']:,} of {r['flows']:,} flows "
+                  f"({100 * r['bytes_finished'] / max(r['bytes_total'], 1):.2f}% of the bytes) finished, "
+                  f"{r['packets_simulated']:,} of {r['packets']:,} packets simulated")
+            sys.stdout.flush()
+            continue
         print(f"{name:<11} {r['gpus']:>5} GPUs {r['flows']:>7,} flows  wormhole {r['wormhole_wall_s']:8.2f} s "
               f"{r['wormhole_events']:>12,} events  peak {r['wormhole_peak_rss_mib']:,.0f} MiB  "
               f"iteration {r['iteration_ns'][0] / 1e6:.3f} ms")
