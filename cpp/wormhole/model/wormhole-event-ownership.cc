@@ -29,12 +29,9 @@ WormholeSimulatorImpl::TrackSlow(uint32_t owner)
 {
     if (owner >= m_linkEvents.size())
     {
-        // A store filled before the run (another run's records, a database)
-        // can hit at the first pattern's formation: index from the start.
-        if (!m_indexAll && m_memo && wormhole::MemoStore::Global().Size() != 0)
-        {
-            IndexAllLinks();
-        }
+        // A store filled before the run can hit at the first pattern's
+        // formation: index from the first event.
+        IndexAllIfStoreHolds();
         GrowLinkIndex(owner + 1);
     }
     // Something outside a skipped partition reached one of its links: bring
@@ -110,6 +107,15 @@ WormholeSimulatorImpl::IndexAllLinks()
     for (LinkIndex& index : m_linkEvents)
     {
         index.indexed = true;
+    }
+}
+
+void
+WormholeSimulatorImpl::IndexAllIfStoreHolds()
+{
+    if (!m_indexAll && m_memo && wormhole::MemoStore::Global().Size() != 0)
+    {
+        IndexAllLinks();
     }
 }
 

@@ -3,8 +3,6 @@
 // reset when its contention pattern changes, and forgotten when it ends.
 #include "wormhole-simulator-impl.h"
 
-#include "memo-store.h"
-
 #include "ns3/log.h"
 
 #include <algorithm>
@@ -97,21 +95,14 @@ WormholeSimulatorImpl::IndexFor(uint32_t partition)
     // one of whose flows has half a steady window (a fast-forward needs every
     // flow's window full). Events scheduled before a link was indexed delay
     // the skip until they have run (IndexReady), never move it.
-    if (!m_indexAll && m_memo && wormhole::MemoStore::Global().Size() != 0)
-    {
-        IndexAllLinks();
-    }
+    IndexAllIfStoreHolds();
     if (m_indexAll)
     {
         return;
     }
-    bool near = false;
-    for (uint32_t flow : m_partitions.Get(partition).flows)
-    {
-        const FlowState& fs = m_flows[flow];
-        near = near || 2 * static_cast<uint64_t>(fs.window.Size()) >= fs.window.Capacity();
-    }
-    for (uint32_t flow : m_partitions.Get(partition).flows)
+    const auto& flows = m_partitions.Get(partition).flows;
+    const bool near = std::any_of(flows.begin(), flows.end(), [this](uint32_t f) { return m_flows[f].HalfWindow(); });
+    for (uint32_t flow : flows)
     {
         m_flows[flow].indexRequested = near;
     }

@@ -273,6 +273,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         /// Its window is half full and its partition's links were indexed
         /// then (docs/why-not.md, "Back-off": when links are indexed).
         bool indexRequested = false;
+        /// Half a steady window: a fast-forward needs every flow's window
+        /// full, so its partition's links are indexed from here on.
+        bool HalfWindow() const
+        {
+            return 2 * static_cast<uint64_t>(window.Size()) >= window.Capacity();
+        }
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
@@ -448,8 +454,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Indexes every link from now on (the memo store holds a record: a hit
     /// may come at any pattern's formation).
     void IndexAllLinks();
+    /// IndexAllLinks once the memo store holds a record (filled by this run,
+    /// or before it: another run's records, a database).
+    void IndexAllIfStoreHolds();
     /// Every pending event of the partition's links is in the index, so a
-    /// skip may move them; else `readyAt` (if given) says when they will be.
+    /// skip may move them; else `readyAt` (if given) says when they will be,
+    /// and the links are indexed from now on (IndexLinks).
     bool IndexReady(uint32_t partition, uint64_t* readyAt = nullptr);
     void ShiftLinkEvents(uint32_t link, int64_t dt);
     void ShiftPartition(uint32_t partition, int64_t dt);

@@ -118,10 +118,9 @@ WormholeSimulatorImpl::FlowProgress(uint32_t flowId, double ccRateBps, uint64_t 
         delivered > 0 ? std::abs(inflight - oldest.inflight) / delivered : 1.0; // nothing delivered: all mismatch
     fs.window.Push(m_currentTs, rate, ackedBytes, inflight, mismatch);
     ++fs.settle;
-    if (!fs.indexRequested && !m_indexAll && 2 * static_cast<uint64_t>(fs.window.Size()) >= fs.window.Capacity())
-        [[unlikely]]
+    if (!fs.indexRequested && !m_indexAll && fs.HalfWindow()) [[unlikely]]
     {
-        fs.indexRequested = true; // half a window: a fast-forward may come (IndexFor)
+        fs.indexRequested = true; // a fast-forward may come (IndexFor)
         IndexLinks(m_partitions.PartitionOfFlow(flowId));
     }
     // Steady needs a window of samples that each span their share of
