@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--queue Q] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -128,7 +128,7 @@ class Row:
 
 
 def measure(name: str, topo: Topology, flows: FlowSet, rounds: int, fabric: FabricConfig,
-            cfg: WormholeConfig) -> Row:
+            cfg: WormholeConfig, queue: str | None = None) -> Row:
     base_walls: list[float] = []
     worm_walls: list[float] = []
     base: RunResult | None = None
@@ -137,7 +137,7 @@ def measure(name: str, topo: Topology, flows: FlowSet, rounds: int, fabric: Fabr
         # Alternate which kernel goes first, so a load change mid-round hits both.
         order = ("baseline", "wormhole") if r % 2 == 0 else ("wormhole", "baseline")
         for kernel in order:
-            res = run_flows(topo, flows, fabric, kernel, cfg, check=(base is None and worm is None))
+            res = run_flows(topo, flows, fabric, kernel, cfg, check=(base is None and worm is None), scheduler=queue)
             if kernel == "baseline":
                 base_walls.append(res.wall_s)
                 base = base or res
@@ -197,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
                         help="run each scenario once under this kernel only (for profilers)")
+    parser.add_argument("--queue", default=None, metavar="SCHEDULER",
+                        help="one event queue for both kernels (e.g. ns3::MapScheduler: what the kernel's "
+                             "bookkeeping costs alone); default: each kernel's own, ns-3's MapScheduler for "
+                             "the baseline and ns3::WormholeEventQueue for Wormhole")
     args = parser.parse_args(argv)
     if args.noise < 0:
         parser.error(f"--noise must be >= 0, got {args.noise}")
@@ -205,17 +209,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         for name in args.scenario:
             topo, flows = SCENARIOS[name](args.mb)
-            res = run_flows(topo, flows, fabric, args.only, cfg)
+            res = run_flows(topo, flows, fabric, args.only, cfg, scheduler=args.queue)
             print(f"{name} {args.only}: wall {res.wall_s:.3f} s, {res.events:,} events")
         return 0
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
-          f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel")
+          f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel, event queue "
+          f"{args.queue or 'each kernel its own (baseline ns3::MapScheduler, Wormhole ns3::WormholeEventQueue)'}")
     print(f"{'scenario':<10}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
           f"{'base ev':>13}{'worm ev':>12}{'ev ratio':>10}{'ff':>6}{'fct mean':>10}{'max':>9}{'makespan':>10}")
     rows = []
     for name in args.scenario:
         topo, flows = SCENARIOS[name](args.mb)
-        row = measure(name, topo, flows, args.rounds, fabric, cfg)
+        row = measure(name, topo, flows, args.rounds, fabric, cfg, args.queue)
         print_row(row)
         out = row.as_dict()
         if args.noise > 0:

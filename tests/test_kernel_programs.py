@@ -50,12 +50,24 @@ def test_tcp_bulk_delivers_and_traces(compile_program):
     assert len(out.splitlines()) > 5000
 
 
-@pytest.mark.parametrize("scheduler", ["ns3::HeapScheduler", "ns3::CalendarScheduler", "ns3::ListScheduler"])
+@pytest.mark.parametrize("scheduler", ["ns3::HeapScheduler", "ns3::CalendarScheduler", "ns3::ListScheduler",
+                                       "ns3::WormholeEventQueue"])
 def test_scheduler_choice(compile_program, scheduler):
     exe = str(compile_program(PROGRAMS / "tcp-bulk.cc"))
+    default = split_kernel(run([exe]))[1]  # ns-3's MapScheduler
     base = split_kernel(run([exe, f"--SchedulerType={scheduler}"]))[1]
     worm = split_kernel(run([exe, f"--SchedulerType={scheduler}", f"--SimulatorImplementationType={WORMHOLE}"]))[1]
-    assert worm == base
+    assert worm == base == default
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_event_queue_orders_as_map_scheduler(compile_program, seed):
+    """Insertions, extractions, removals and moves (a skip's remove and
+    insert, sometimes moved back onto the same time and uid) give the same
+    events in the same order as ns-3's MapScheduler."""
+    out = run([str(compile_program(PROGRAMS / "event-queue.cc")), f"--seed={seed}"])
+    assert re.match(r"same \d+$", out.strip()), out
+    assert int(out.split()[1]) > 50000
 
 
 def test_unchanged_binary_via_preload(compile_program):

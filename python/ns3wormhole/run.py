@@ -172,7 +172,8 @@ def run_flows(
     ns3::WormholeSimulatorImpl). ``progress(now_ns, flows_done, flows_total)``
     is called a few times a second of wall time. ``link_events`` take links down
     and up during the run (:mod:`ns3wormhole.link_events`). ``scheduler``: ns-3's
-    event queue (``"ns3::HeapScheduler"``, ...; default ns-3's ``MapScheduler``)."""
+    event queue (``"ns3::HeapScheduler"``, ...; default: ns-3's ``MapScheduler``
+    for the baseline, :data:`WORMHOLE_EVENT_QUEUE` for the Wormhole kernel)."""
     from . import _core
 
     fabric, wormhole = _settings(kernel, fabric, wormhole, topology)
@@ -188,7 +189,7 @@ def run_flows(
             flow_pg=flows.pg,
             flow_bytes=flows.bytes,
             flow_start_ns=flows.start_ns,
-            attributes=_attributes(fabric, wormhole, scheduler),
+            attributes=_attributes(fabric, wormhole, scheduler, kernel),
             kernel=kernel,
             stop_ns=int(stop_ns),
             progress=progress,
@@ -312,9 +313,19 @@ def _topology_arrays(topology: Topology, link_events: Sequence[LinkEvent] = ()):
     )
 
 
-def _attributes(fabric: FabricConfig, wormhole: WormholeConfig, scheduler: str | None = None) -> dict[str, str]:
+#: The Wormhole kernel's event queue unless the caller names one: a heap that
+#: allocates nothing per event (ns-3's MapScheduler allocates a tree node per
+#: event), in the same (time, uid) order as every ns-3 scheduler, so the run
+#: is the same event for event. The baseline keeps ns-3's default.
+WORMHOLE_EVENT_QUEUE = "ns3::WormholeEventQueue"
+
+
+def _attributes(fabric: FabricConfig, wormhole: WormholeConfig, scheduler: str | None = None,
+                kernel: Kernel = "baseline") -> dict[str, str]:
     attributes = fabric.to_ns3_attributes()
     attributes.update(wormhole.to_ns3_attributes())
+    if scheduler is None and kernel == "wormhole":
+        scheduler = WORMHOLE_EVENT_QUEUE
     if scheduler:
         attributes["SchedulerType"] = scheduler
     return attributes
@@ -400,7 +411,7 @@ def run_workload(
             op=dag.op, kind=dag.kind, src=dag.src, dst=dag.dst, bytes=dag.bytes,
             duration_ns=dag.duration_ns, iteration=dag.iteration, collective=dag.collective,
             succ_ptr=dag.succ_ptr, succ_idx=dag.succ_idx,
-            attributes=_attributes(fabric, wormhole, scheduler),
+            attributes=_attributes(fabric, wormhole, scheduler, kernel),
             kernel=kernel, stop_ns=int(stop_ns), progress=progress,
         )
     w = raw["workload"]
