@@ -82,6 +82,21 @@ def test_unchanged_binary_via_preload(compile_program):
     assert out == base
 
 
+@pytest.mark.parametrize("linked", [True, False])
+def test_environment_selects_the_event_queue(compile_program, linked):
+    """ns-3 reads NS_GLOBAL_VALUE before our library registers its queue; the
+    library binds SchedulerType again, so the environment `config --env`
+    prints selects the queue in a linked and in a preloaded program alike."""
+    from ns3wormhole import paths
+
+    exe = str(compile_program(EXAMPLES / "udp-echo.cc", link_wormhole=linked))
+    env = paths.preload_env(clean_env()) if not linked else clean_env(
+        NS_GLOBAL_VALUE=paths.preload_env({})["NS_GLOBAL_VALUE"])
+    out = run([exe, "--PrintGlobals"], env=env)
+    assert "--SchedulerType=[ns3::WormholeEventQueue]" in out
+    assert "--SimulatorImplementationType=[ns3::WormholeSimulatorImpl]" in out
+
+
 def test_python_script_one_line(tmp_path):
     """examples/udp-echo.py opts in with one line; without it, the same trace."""
     script = (EXAMPLES / "udp-echo.py").read_text()

@@ -100,11 +100,12 @@ def _ns3_lib_prefix() -> str:
 
 def preload_env(env: dict[str, str] | None = None) -> dict[str, str]:
     """Environment that loads the kernel into an unchanged, already-built ns-3
-    program (LD_PRELOAD) and selects it (NS_GLOBAL_VALUE)."""
+    program (LD_PRELOAD) and selects it and its event queue (NS_GLOBAL_VALUE;
+    the queue changes no result, docs/why-not.md "The event queue")."""
     env = dict(os.environ if env is None else env)
     pre = [str(library_path("ns3wormhole-kernel"))]
     if env.get("LD_PRELOAD"):
         pre.append(env["LD_PRELOAD"])
     env["LD_PRELOAD"] = ":".join(pre)
-    env["NS_GLOBAL_VALUE"] = "SimulatorImplementationType=ns3::WormholeSimulatorImpl"
+    env["NS_GLOBAL_VALUE"] = "SimulatorImplementationType=ns3::WormholeSimulatorImpl;SchedulerType=ns3::WormholeEventQueue"
     return env

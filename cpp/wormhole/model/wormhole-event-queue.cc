@@ -2,7 +2,10 @@
 #include "wormhole-event-queue.h"
 
 #include "ns3/assert.h"
+#include "ns3/environment-variable.h"
+#include "ns3/global-value.h"
 #include "ns3/log.h"
+#include "ns3/string.h"
 
 namespace ns3
 {
@@ -151,5 +154,25 @@ WormholeEventQueue::Remove(const Event& ev)
     m_removed.emplace(key, Removed{ev.key.m_ts, ev.key.m_uid, 1});
     ++m_removedCount;
 }
+
+namespace
+{
+/// ns-3 reads NS_GLOBAL_VALUE when it builds its own globals, before this
+/// library has registered the queue's TypeId, and drops a SchedulerType that
+/// names it: bind it again once the TypeId exists (NS_GLOBAL_VALUE as
+/// `ns3-wormhole config --env` prints it).
+struct BindQueueFromEnvironment
+{
+    BindQueueFromEnvironment()
+    {
+        const auto [found, value] = EnvironmentVariable::Get("NS_GLOBAL_VALUE", "SchedulerType");
+        if (found && value == "ns3::WormholeEventQueue")
+        {
+            WormholeEventQueue::GetTypeId();
+            GlobalValue::BindFailSafe("SchedulerType", StringValue(value));
+        }
+    }
+} g_bindQueueFromEnvironment;
+} // namespace
 
 } // namespace ns3
