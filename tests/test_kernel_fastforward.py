@@ -120,14 +120,15 @@ def test_a_biased_kernel_fails_the_judgement_of_a_chaotic_reference():
     seed moves its makespan by ~3%), a kernel that reports every FCT 3% late
     fails the bias check though its one run is within the prediction bound
     of a single draw, and a kernel made lax (theta 0.5 over a 200-sample
-    window: it skips limit cycles at their peak rate) fails every check."""
+    window, each flow extrapolating its own rate: it skips limit cycles at
+    their peak rate) fails every check."""
     topo, flows = scenarios.staggered4(32 * MB)
     ref = reference(Case(topo, flows), FabricConfig())
     assert not ref.deterministic
     late = _wormhole(late_by=0.03)
     failed, figures = judge(ref, late(Case(topo, flows), FabricConfig()).network, late)
     assert "makespan bias" in failed and "mean FCT bias" in failed, figures
-    lax = _wormhole(run.WormholeConfig(theta=0.5, window=200))
+    lax = _wormhole(run.WormholeConfig(theta=0.5, window=200, pool_shares=False))
     failed, figures = judge(ref, lax(Case(topo, flows), FabricConfig()).network, lax)
     assert {"mean", "makespan", "makespan bias", "mean FCT bias"} <= set(failed), figures
 

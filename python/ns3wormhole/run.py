@@ -34,6 +34,7 @@ class WormholeConfig:
     theta: float = 0.05
     window: int = 2000
     max_extrapolation: float = 1.0
+    pool_shares: bool = True
     memo: bool = True
     memo_restore_queues: bool = True
     memo_replay_joins: bool = True
@@ -63,6 +64,7 @@ class WormholeConfig:
             base + "Theta": repr(float(self.theta)),
             base + "Window": str(int(self.window)),
             base + "MaxExtrapolation": repr(float(self.max_extrapolation)),
+            base + "PoolShares": "true" if self.pool_shares else "false",
             base + "Memo": "true" if self.memo else "false",
             base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
             base + "MemoReplayJoins": "true" if self.memo_replay_joins else "false",

@@ -165,6 +165,21 @@ RdmaNetwork::SwitchPortOf(uint64_t portKey) const
     return {node, port};
 }
 
+bool
+RdmaNetwork::SharesDrawnAt(uint32_t flowId, uint64_t portKey) const
+{
+    if (portKey >> 32 == 0 || !GetFlowCongestionControl(flowId)->ReactsToEcn())
+    {
+        return false; // a NIC's port, or a control loop no mark reaches
+    }
+    const auto [node, port] = SwitchPortOf(portKey);
+    uint64_t kmin = 0;
+    uint64_t kmax = 0;
+    double pmax = 0;
+    m_switches[node]->GetEcnThresholds(port, kmin, kmax, pmax);
+    return kmin < kmax && pmax > 0;
+}
+
 uint64_t
 RdmaNetwork::GetPortBacklog(uint64_t portKey) const
 {

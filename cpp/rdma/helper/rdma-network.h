@@ -180,6 +180,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void WaiveBytes(uint64_t portKey, uint64_t bytes) override;
     void SetInFlightEcnExempt(const std::vector<uint32_t>& flowIds, bool exempt) override;
     uint64_t GetFlowInFlight(uint32_t flowId) const override;
+    bool SharesDrawnAt(uint32_t flowId, uint64_t portKey) const override;
     uint64_t GetFramePayload(uint32_t flowId) const override;
 
     // Results (valid during and after Simulator::Run()).

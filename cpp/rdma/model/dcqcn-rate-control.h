@@ -19,6 +19,11 @@ class DcqcnRateControl : public RdmaCongestionControl
     Ptr<RdmaCongestionControl> Fork() const override;
     void Stop() override;
     void OnCnp() override;
+
+    bool ReactsToEcn() const override
+    {
+        return true;
+    }
     void Shift(int64_t dtSteps) override;
     /// {rate, target, alpha, stage, started, increase timer pending}
     std::vector<double> SaveState() const override;

@@ -19,6 +19,11 @@ class DctcpRateControl : public RdmaCongestionControl
 
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
+
+    bool ReactsToEcn() const override
+    {
+        return true;
+    }
     /// {rate, alpha}
     std::vector<double> SaveState() const override;
     void RestoreState(const std::vector<double>& state) override;

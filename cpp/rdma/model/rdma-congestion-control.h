@@ -35,6 +35,13 @@ class RdmaCongestionControl : public Object
     /// A congestion notification reached the sender (ACK/NACK flag or CNP
     /// frame). Default: nothing (algorithms that ignore ECN or read it in OnAck).
     virtual void OnCnp();
+    /// Whether ECN marks move its rate (a CNP, or the ACK's echo of a mark):
+    /// where marks are drawn by probability, its share is then a draw too.
+    /// Default: false.
+    virtual bool ReactsToEcn() const
+    {
+        return false;
+    }
     /// Every ACK/NACK, after the sender state has advanced. Default: nothing.
     virtual void OnAck(const RdmaPacket& ack);
     /// The Wormhole kernel moved this flow's pending timers by dtSteps: move

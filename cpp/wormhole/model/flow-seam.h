@@ -184,6 +184,15 @@ class FlowCreditor
     /// last FlowProgress said, or more: it may have sent before any
     /// acknowledgement came back).
     virtual uint64_t GetFlowInFlight(uint32_t flowId) const = 0;
+    /// Whether the flow's share of the switch port `portKey` (a key
+    /// GetPathBacklog names) is a random draw: its congestion control reacts
+    /// to ECN marks and the port marks by probability. Only there does the
+    /// kernel pool alike flows' shares and draw their dispersion; elsewhere a
+    /// flow's measured share is the outcome. Default: false.
+    virtual bool SharesDrawnAt(uint32_t flowId, uint64_t portKey) const
+    {
+        return false;
+    }
 };
 
 /// Process-wide registry joining one model and one kernel.

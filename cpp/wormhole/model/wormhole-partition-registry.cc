@@ -81,6 +81,9 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.anchorTime = m_currentTs;
         fs.anchorAcked = fs.acked;
         fs.anchorCredited = fs.credited;
+        fs.formedTime = m_currentTs;
+        fs.formedAcked = fs.acked;
+        fs.formedSkipped = m_flowSkipped[flow];
     }
     IndexFor(partition);
 }

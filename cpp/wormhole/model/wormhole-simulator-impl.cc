@@ -63,6 +63,14 @@ WormholeSimulatorImpl::GetTypeId()
                                           DoubleValue(1.0),
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_maxExtrapolation),
                                           MakeDoubleChecker<double>(0.0))
+                            .AddAttribute("PoolShares",
+                                          "Before a noisy skip, pool the measured rates of flows "
+                                          "that stand alike at the same full ports (same line "
+                                          "rate, same base round trip) towards their mean, by as "
+                                          "much as their differences are measurement noise",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_poolShares),
+                                          MakeBooleanChecker())
                             .AddAttribute("Memo",
                                           "Memoize contention patterns: skip the transient of a "
                                           "pattern isomorphic to one already seen",

@@ -279,6 +279,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         {
             return 2 * static_cast<uint64_t>(window.Size()) >= window.Capacity();
         }
+        /// When its partition's pattern last changed, what it had delivered
+        /// then, and how much of its time had been skipped: the dispersion
+        /// a pooled skip draws is measured over the simulated time since.
+        uint64_t formedTime = 0;
+        uint64_t formedAcked = 0;
+        int64_t formedSkipped = 0;
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
@@ -588,6 +594,19 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoRecordTransient(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates);
     uint64_t ScheduledOnLinks(uint32_t partition) const;
     double SpreadSinceAnchor(const FlowState& fs) const;
+    /// For flows that stand alike at the same full ports: the group's mean
+    /// rate (`shared`), the dispersion drawn for each around it
+    /// (`deviation`, bytes per sqrt(ns): over dt beyond its measured span a
+    /// flow gets deviation x sqrt(dt) more), and whether the group's port
+    /// delivers its capacity (`atCapacity`). Flows not in such a group are
+    /// left as they are. wormhole-share-estimate.cc.
+    void PoolShares(uint32_t partition,
+                    const std::vector<std::pair<uint32_t, double>>& rates,
+                    std::vector<double>& shared,
+                    std::vector<double>& deviation,
+                    std::vector<bool>& atCapacity) const;
+    /// A standard normal draw for `flow` now, from the run's seed.
+    double StandardNormal(uint32_t flow) const;
     /// Skips a partition on a memo hit: restores the record's CC and queue
     /// state (if asked), shifts by `skip`, credits each flow.
     void ApplyMemoHit(uint32_t partition,
@@ -709,6 +728,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     double m_theta;
     uint32_t m_window;
     double m_maxExtrapolation;
+    bool m_poolShares; ///< pool alike flows' rates before a noisy skip
     bool m_memo;
     bool m_memoRestoreQueues;
     bool m_memoReplayJoins;

@@ -125,6 +125,8 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     double untilDrift = std::numeric_limits<double>::infinity();
     uint64_t latestAnchor = 0;
     double spread = 0;
+    std::vector<double> spreads; // each flow's, since its anchor
+    spreads.reserve(flows.size());
     for (uint32_t flow : flows)
     {
         const FlowState& fs = m_flows[flow];
@@ -145,23 +147,85 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
                                  static_cast<double>(fs.credited - fs.anchorCredited);
         const double rate = since > 0 ? delivered * 8e9 / since : 0;
         latestAnchor = std::max(latestAnchor, fs.anchorTime);
-        spread = std::max(spread, SpreadSinceAnchor(fs));
+        spreads.push_back(SpreadSinceAnchor(fs));
+        spread = std::max(spread, spreads.back());
         if (rate <= 0)
         {
             NoteNoSkip(partition, NoSkip::kSilent);
             st.locked = true;
             return;
         }
+        rates.emplace_back(flow, rate);
+    }
+    // A noisy partition's flows that stand alike at its full ports
+    // (wormhole-share-estimate.cc): each flow's own R-hat is extrapolated
+    // only as far as it was measured, the time since its anchor, over which
+    // its deviation from the others was seen to hold. Beyond that, how long
+    // a deviation lasts is not known, and by symmetry the flows' expected
+    // shares are equal: each is credited the group's mean plus the
+    // dispersion the group's bytes gain over that time (a draw). A group
+    // whose port delivers its capacity has a sum no trend can move, and the
+    // skip may run to the completions (docs/fast-forward.md).
+    std::vector<double> shared(rates.size());   // the rate credited beyond the measured span
+    std::vector<double> deviation(rates.size(), 0.0); // bytes per sqrt(ns) beyond it
+    std::vector<bool> atCapacity(rates.size(), false);
+    std::vector<double> measured(rates.size());  // ns since the flow's anchor
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        shared[i] = rates[i].second;
+        measured[i] = static_cast<double>(m_currentTs - m_flows[rates[i].first].anchorTime);
+    }
+    // The drift bound below is for rates whose error grows with how far
+    // they are extrapolated: every flow's but those of a group at capacity.
+    double driftSpread = spread;
+    if (m_poolShares && spread > 0.2 * m_theta)
+    {
+        PoolShares(partition, rates, shared, deviation, atCapacity);
+        driftSpread = 0;
+        for (size_t i = 0; i < rates.size(); ++i)
+        {
+            driftSpread = std::max(driftSpread, atCapacity[i] ? 0.0 : spreads[i]);
+        }
+    }
+    // What flow i is credited over a skip of dt ns, in bytes.
+    const auto creditOf = [&](size_t i, double dt) {
+        const double own = std::min(dt, measured[i]);
+        const double beyond = dt - own;
+        return (rates[i].second * own + shared[i] * beyond) / 8e9 + deviation[i] * std::sqrt(beyond);
+    };
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        const auto [flow, rate] = rates[i];
+        const FlowState& fs = m_flows[flow];
         const double remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) -
                                  static_cast<double>(fs.credited);
         const double margin = static_cast<double>(fs.sent - fs.acked) + rate * marginNs / 8e9;
-        untilCompletion = std::min(untilCompletion, (remaining - margin) * 8e9 / rate);
-        rates.emplace_back(flow, rate);
+        const double left = remaining - margin;
+        double until = 0;
+        if (left <= 0)
+        {
+            until = 0;
+        }
+        else if (creditOf(i, measured[i]) >= left)
+        {
+            until = left * 8e9 / rate;
+        }
+        else
+        {
+            // shared x + w sqrt(x) = what is left after the measured span: a
+            // quadratic in sqrt(x).
+            const double r = shared[i] / 8e9;
+            const double w = deviation[i];
+            const double rest = left - creditOf(i, measured[i]);
+            const double root = (-w + std::sqrt(w * w + 4 * r * rest)) / (2 * r);
+            until = measured[i] + root * root;
+        }
+        untilCompletion = std::min(untilCompletion, until);
     }
     // Extrapolate a noisy rate at most MaxExtrapolation times what was
     // simulated since the anchor; a flat one (a flow alone at line rate,
     // spread well under theta) is exact and needs no such bound.
-    if (spread > 0.2 * m_theta)
+    if (driftSpread > 0.2 * m_theta)
     {
         const double observed =
             static_cast<double>(m_currentTs - latestAnchor) - static_cast<double>(st.skippedSinceAnchor);
@@ -258,7 +322,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     {
         auto& [flow, rate] = rates[i];
         const auto offer = static_cast<int64_t>(quantum > 0 ? WholePeriodsPayload(skip, periods[i])
-                                                            : rate * static_cast<double>(skip) / 8e9);
+                                                            : std::max(0.0, creditOf(i, static_cast<double>(skip))));
         const int64_t taken = Credit(flow, offer, skip);
         rate = static_cast<double>(taken) * 8e9 / static_cast<double>(skip); // what a skip-back takes back
     }

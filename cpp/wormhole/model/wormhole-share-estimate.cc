@@ -1,0 +1,224 @@
+// WormholeSimulatorImpl, shares of a noisy partition (docs/fast-forward.md,
+// "Noisy partitions: pooled shares"): which flows stand alike at a full port
+// whose marks are drawn, the rate they share beyond what was measured of
+// each, the dispersion drawn for each around it, and whether their port
+// delivers its capacity.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+#include "ns3/rng-seed-manager.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeShareEstimate");
+
+using wormhole::FlowSeam;
+
+void
+WormholeSimulatorImpl::PoolShares(uint32_t partition,
+                                  const std::vector<std::pair<uint32_t, double>>& rates,
+                                  std::vector<double>& shared,
+                                  std::vector<double>& deviation,
+                                  std::vector<bool>& atCapacity) const
+{
+    if (!FlowSeam::creditor || rates.size() < 2)
+    {
+        return;
+    }
+    // Which data ports the partition fills: a port whose measured load
+    // reaches its payload capacity to theta. Only there do flows divide a
+    // fixed capacity between them.
+    std::unordered_map<uint64_t, double> load;
+    std::unordered_map<uint64_t, double> capacity;
+    std::unordered_map<uint64_t, size_t> crossing; // flows whose data crosses the port
+    for (const auto& [flow, rate] : rates)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
+        {
+            const uint64_t port = fs.dataPorts[h].first;
+            load[port] += rate;
+            ++crossing[port];
+            if (!capacity.contains(port))
+            {
+                double line = 0;
+                double payload = 0;
+                FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
+                capacity[port] = payload;
+            }
+        }
+    }
+    // Flows stand alike when they have the same full ports, the same line
+    // rate and the same base round trip (the sum of their path's link
+    // delays, data and acknowledgements): the congestion control then sees
+    // the same signals at the same delays from the same shared queues, and
+    // their long-run shares are equal by symmetry. What differs between
+    // them in a measurement is how the sawtooth's draws fell.
+    struct Standing
+    {
+        std::vector<uint64_t> full;
+        double lineRate;
+        uint64_t delayNs;
+        auto operator<=>(const Standing&) const = default;
+    };
+    std::map<Standing, std::vector<size_t>> alike;
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        const FlowState& fs = m_flows.at(rates[i].first);
+        if (!fs.dataPortsWhole)
+        {
+            continue; // a route cut short: its ports are not all known
+        }
+        Standing s{{}, fs.lineRate, 0};
+        for (const auto& [port, line] : fs.dataPorts)
+        {
+            if (load[port] >= (1 - m_theta) * capacity[port])
+            {
+                s.full.push_back(port);
+            }
+        }
+        if (s.full.empty())
+        {
+            continue; // on no full port: its rate is its own (line rate, or its CC's)
+        }
+        std::sort(s.full.begin(), s.full.end());
+        for (uint32_t link : fs.links)
+        {
+            uint64_t delay = 0;
+            double loss = 0;
+            FlowSeam::creditor->GetLinkWire(link, delay, loss);
+            s.delayNs += delay;
+        }
+        alike[std::move(s)].push_back(i);
+    }
+    // Within a group (the skip engine applies this, wormhole-skip-engine.cc)
+    // each flow keeps its own R-hat for as long as it was measured: over
+    // that span its deviation from the others was seen to hold. Beyond it,
+    // how long a deviation lasts is unknown and the flows' expected shares
+    // are equal, so each is credited the group's mean (the group's sum, what
+    // its port delivers, unchanged) plus a drawn dispersion. Extrapolating
+    // each flow's own deviation over the whole skip stretches every
+    // transient unfairness, which the frozen state then carries on after
+    // the skip as well: the FCTs spread wider than the reference's and
+    // their mean comes out early (docs/fast-forward.md).
+    //
+    // The dispersion is what the skip cannot carry: which marks fall to whom
+    // moves each flow's bytes around the mean by more the longer it runs.
+    // Its rate is measured where it happened: the variance among the group's
+    // flows of what each delivered packet by packet since the pattern
+    // formed, over the simulated time since. Each skip draws it anew.
+    for (const auto& [standing, members] : alike)
+    {
+        const size_t n = members.size();
+        if (n < 2)
+        {
+            continue;
+        }
+        double mean = 0;
+        for (size_t i : members)
+        {
+            mean += rates[i].second;
+        }
+        mean /= static_cast<double>(n);
+        // What is extrapolated for the group is its sum, its tightest full
+        // port's delivered rate. Where the group alone crosses that port and
+        // it delivers its payload capacity to within 0.2 theta (as flat as a
+        // flat partition), no later trend can move the sum by more than that:
+        // the skip may run to the completions. Below it the sum may still be
+        // climbing (DCQCN's alpha decays over tens of milliseconds after an
+        // incast's first cuts, and the port's utilisation with it), and it is
+        // extrapolated as far as MaxExtrapolation allows, like any noisy rate.
+        uint64_t tightest = standing.full.front();
+        for (uint64_t port : standing.full)
+        {
+            if (load[port] / capacity[port] > load[tightest] / capacity[tightest])
+            {
+                tightest = port;
+            }
+        }
+        // Only where the shares are drawn (marks by probability, a control
+        // loop they move) is a flow's deviation a draw that the others were
+        // as likely to get. Where the model draws nothing (step marking,
+        // HPCC, TIMELY) the pattern is deterministic and each measured share
+        // is the outcome: the flows keep their own rates.
+        bool drawn = (tightest & FlowState::kNicPortBit) == 0;
+        for (size_t i : members)
+        {
+            drawn = drawn && FlowSeam::creditor->SharesDrawnAt(rates[i].first, tightest);
+        }
+        if (!drawn)
+        {
+            continue;
+        }
+        const bool full =
+            crossing[tightest] == n && load[tightest] >= (1 - 0.2 * m_theta) * capacity[tightest];
+        // What each delivered in simulated time since the pattern formed.
+        double delivered = 0;
+        double deliveredSquares = 0;
+        double simulated = 0;
+        for (size_t i : members)
+        {
+            const FlowState& fs = m_flows.at(rates[i].first);
+            const auto d = static_cast<double>(fs.acked - fs.formedAcked);
+            delivered += d;
+            deliveredSquares += d * d;
+            simulated += static_cast<double>(m_currentTs - fs.formedTime) -
+                         static_cast<double>(m_flowSkipped.at(rates[i].first) - fs.formedSkipped);
+        }
+        delivered /= static_cast<double>(n);
+        simulated /= static_cast<double>(n);
+        const double variance =
+            std::max(0.0, (deliveredSquares - static_cast<double>(n) * delivered * delivered) / static_cast<double>(n - 1));
+        const double gain = simulated > 0 ? variance / simulated : 0; // bytes^2 per ns
+        NS_LOG_DEBUG("partition " << partition << ": " << n << " flows alike at " << standing.full.size()
+                                  << " full ports, mean " << mean / 1e9 << " Gbps, dispersion "
+                                  << std::sqrt(gain * 1e6) << " bytes per sqrt(ms)");
+        // One zero-sum draw per flow, from the run's seed and the skip's
+        // time: a run repeats itself, and the group's sum stays its ports'.
+        std::vector<double> z(n);
+        double zMean = 0;
+        for (size_t j = 0; j < n; ++j)
+        {
+            z[j] = StandardNormal(rates[members[j]].first);
+            zMean += z[j];
+        }
+        zMean /= static_cast<double>(n);
+        for (size_t j = 0; j < n; ++j)
+        {
+            shared[members[j]] = mean;
+            atCapacity[members[j]] = full;
+            // Deviations from the group's mean: variance (n - 1) / n of the
+            // per-flow variance measured above, as the spread of n independent
+            // walks around their mean has.
+            deviation[members[j]] = (z[j] - zMean) * std::sqrt(gain);
+        }
+    }
+}
+
+double
+WormholeSimulatorImpl::StandardNormal(uint32_t flow) const
+{
+    // splitmix64 of (seed, run, flow, now), two uniforms, Box-Muller.
+    auto mix = [](uint64_t x) {
+        x += 0x9e3779b97f4a7c15ULL;
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+        return x ^ (x >> 31);
+    };
+    uint64_t h = mix(RngSeedManager::GetSeed());
+    h = mix(h ^ RngSeedManager::GetRun());
+    h = mix(h ^ flow);
+    h = mix(h ^ m_currentTs);
+    const double u1 = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;
+    const double u2 = (static_cast<double>(mix(h) >> 11) + 0.5) / 9007199254740992.0;
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
+}
+
+
+} // namespace ns3
