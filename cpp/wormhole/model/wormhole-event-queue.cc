@@ -1,5 +1,8 @@
-// WormholeEventQueue: a 4-ary heap with lazy removal (see the header).
+// WormholeEventQueue: a binary heap with lazy removal (see the header).
 #include "wormhole-event-queue.h"
+
+#include <algorithm>
+#include <functional>
 
 #include "ns3/assert.h"
 #include "ns3/environment-variable.h"
@@ -45,7 +48,7 @@ WormholeEventQueue::Insert(const Event& ev)
 bool
 WormholeEventQueue::IsEmpty() const
 {
-    return m_heap.size() == m_removedCount;
+    return m_heap.size() == m_removed.size();
 }
 
 void
@@ -93,24 +96,15 @@ WormholeEventQueue::PopTop() const
 void
 WormholeEventQueue::DropRemovedTop() const
 {
-    while (m_removedCount != 0 && !m_heap.empty())
+    while (!m_removed.empty() && !m_heap.empty())
     {
         const Entry& top = m_heap.front();
-        auto [first, last] = m_removed.equal_range(RemovedKey(top.ts, top.uid));
-        auto it = first;
-        while (it != last && (it->second.ts != top.ts || it->second.uid != top.uid))
+        if (Key{top.ts, top.uid} != m_removed.front())
         {
-            ++it;
+            return; // below every removed key: live
         }
-        if (it == last)
-        {
-            return;
-        }
-        if (--it->second.count == 0)
-        {
-            m_removed.erase(it);
-        }
-        --m_removedCount;
+        std::pop_heap(m_removed.begin(), m_removed.end(), std::greater<>());
+        m_removed.pop_back();
         PopTop();
     }
 }
@@ -140,19 +134,8 @@ WormholeEventQueue::RemoveNext()
 void
 WormholeEventQueue::Remove(const Event& ev)
 {
-    const uint64_t key = RemovedKey(ev.key.m_ts, ev.key.m_uid);
-    auto [first, last] = m_removed.equal_range(key);
-    for (auto it = first; it != last; ++it)
-    {
-        if (it->second.ts == ev.key.m_ts && it->second.uid == ev.key.m_uid)
-        {
-            ++it->second.count;
-            ++m_removedCount;
-            return;
-        }
-    }
-    m_removed.emplace(key, Removed{ev.key.m_ts, ev.key.m_uid, 1});
-    ++m_removedCount;
+    m_removed.emplace_back(ev.key.m_ts, ev.key.m_uid);
+    std::push_heap(m_removed.begin(), m_removed.end(), std::greater<>());
 }
 
 namespace

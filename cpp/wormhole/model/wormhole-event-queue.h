@@ -1,18 +1,19 @@
-// An ns-3 event queue (Scheduler) for packet-level runs: a 4-ary min-heap
+// An ns-3 event queue (Scheduler) for packet-level runs: a binary min-heap
 // in one array, ordered by (time, uid) as every ns-3 scheduler is, so a run
 // executes the same events in the same order as on ns-3's MapScheduler. It
 // allocates nothing per event (MapScheduler allocates a tree node for each)
-// and removes lazily: a removed event's entry stays in the heap, marked,
-// and is dropped when it reaches the top. Removal is rare (the kernel moves
-// a partition's events when it skips it); insertion and extraction are the
-// hot path of every event.
+// and removes lazily: a removed event's entry stays in the heap and is
+// dropped when it reaches the top. Insertion and extraction are the hot
+// path of every event; removal comes in bursts (the kernel moves a
+// partition's events when it skips it), and while removed entries wait in
+// the heap every extraction asks whether the top is one of them.
 #ifndef NS3_WORMHOLE_EVENT_QUEUE_H
 #define NS3_WORMHOLE_EVENT_QUEUE_H
 
 #include "ns3/scheduler.h"
 
 #include <cstdint>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -48,24 +49,16 @@ class WormholeEventQueue : public Scheduler
     void PopTop() const;
     void SiftDown(size_t i) const;
 
-    static uint64_t RemovedKey(uint64_t ts, uint32_t uid)
-    {
-        // Distinct events have distinct uids; an event moved and moved back
-        // has the same (time, uid) twice, hence the counts.
-        return ts * 0x9e3779b97f4a7c15ULL ^ uid;
-    }
-
     mutable std::vector<Entry> m_heap;
-    /// (time, uid) of removed entries still in the heap: a hash of the pair,
-    /// each with the pair itself (collisions compared exactly) and a count.
-    struct Removed
-    {
-        uint64_t ts;
-        uint32_t uid;
-        uint32_t count;
-    };
-    mutable std::unordered_multimap<uint64_t, Removed> m_removed;
-    mutable size_t m_removedCount = 0;
+    /// (time, uid) of the removed entries still in the heap, a min-heap of
+    /// its own. A removed entry leaves the heap only at its top, so removed
+    /// keys leave in (time, uid) order: the top is live unless it equals the
+    /// least removed key: one comparison per extraction, where a hash
+    /// lookup costs a cache miss. An event moved and moved back has its
+    /// (time, uid) twice in the heap, one entry removed: the two entries
+    /// are alike, and whichever comes up first is dropped.
+    using Key = std::pair<uint64_t, uint32_t>;
+    mutable std::vector<Key> m_removed;
 };
 
 } // namespace ns3
