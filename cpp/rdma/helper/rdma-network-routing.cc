@@ -86,7 +86,7 @@ RdmaNetwork::ComputeRoutes()
     for (uint32_t u = 0; u < n; ++u)
     {
         const uint64_t own = m_switches[u] ? m_switches[u]->GetEcmpSeed() : 0;
-        const uint64_t seed = RdmaMix64(m_seed ^ RdmaMix64(own ^ RdmaMix64(u)));
+        const uint64_t seed = wormhole::Mix64(m_seed ^ wormhole::Mix64(own ^ wormhole::Mix64(u)));
         m_devices[u]->SetRoutes(std::move(offsets[u]), std::move(ports[u]), seed);
     }
 }

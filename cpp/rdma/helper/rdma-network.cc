@@ -304,9 +304,9 @@ RdmaNetwork::Build(uint32_t numNodes,
         if (l.errorRate > 0)
         {
             // Loss draws: one counter-based stream per link direction.
-            const uint64_t key = RdmaMix64(m_seed ^ 0x6c696e6b6c6f7373ULL) + 2 * i;
-            m_devices[l.a]->SetPortLoss(pa, l.errorRate, RdmaMix64(key));
-            m_devices[l.b]->SetPortLoss(pb, l.errorRate, RdmaMix64(key + 1));
+            const uint64_t key = wormhole::Mix64(m_seed ^ 0x6c696e6b6c6f7373ULL) + 2 * i;
+            m_devices[l.a]->SetPortLoss(pa, l.errorRate, wormhole::Mix64(key));
+            m_devices[l.b]->SetPortLoss(pb, l.errorRate, wormhole::Mix64(key + 1));
         }
         if (!isSwitch[l.a] || !isSwitch[l.b])
         {
@@ -329,7 +329,7 @@ RdmaNetwork::Build(uint32_t numNodes,
         }
         // Marking key of the switch (each port keys its frames' draws from
         // it), independent of the ECMP seeds.
-        sw->ConfigureEcn(RdmaMix64(RdmaMix64(m_seed) + i));
+        sw->ConfigureEcn(wormhole::Mix64(wormhole::Mix64(m_seed) + i));
     }
 
     m_linkDown.assign(links.size(), 0);

@@ -86,7 +86,7 @@ RdmaDevice::SelectPort(uint32_t src, uint32_t dst, uint32_t flow) const
         return m_routePorts[first];
     }
     const uint64_t key = (static_cast<uint64_t>(src) << 32) | dst;
-    const uint64_t h = RdmaMix64(RdmaMix64(key ^ m_ecmpSeed) ^ flow);
+    const uint64_t h = wormhole::Mix64(wormhole::Mix64(key ^ m_ecmpSeed) ^ flow);
     return m_routePorts[first + h % n];
 }
 

@@ -4,6 +4,7 @@
 #ifndef RDMA_DEVICE_H
 #define RDMA_DEVICE_H
 
+#include "mix64.h"
 #include "rdma-packet.h"
 
 #include "ns3/event-id.h"
@@ -189,22 +190,12 @@ class RdmaDevice : public Object
     TracedCallback<uint32_t, uint32_t, bool> m_pfcReceivedTrace; ///< port, priority, pause
 };
 
-/// 64-bit finalizer (splitmix64): spreads every input bit over the output.
-inline uint64_t
-RdmaMix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /// Draw n of the counter-based stream `key`, uniform in [0, 1): it depends on
 /// (key, n) only, so no other port's or link's traffic moves it (isolation).
 inline double
 RdmaCounterUniform(uint64_t key, uint64_t n)
 {
-    return static_cast<double>(RdmaMix64(key ^ RdmaMix64(n)) >> 11) * 0x1.0p-53;
+    return static_cast<double>(wormhole::Mix64(key ^ wormhole::Mix64(n)) >> 11) * 0x1.0p-53;
 }
 
 } // namespace ns3

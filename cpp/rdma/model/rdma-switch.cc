@@ -136,7 +136,7 @@ RdmaSwitch::ConfigureEcn(uint64_t seed)
     for (size_t i = 0; i < m_ports.size(); ++i)
     {
         Egress& eg = m_egress[i];
-        eg.ecnKey = RdmaMix64(seed ^ RdmaMix64(i));
+        eg.ecnKey = wormhole::Mix64(seed ^ wormhole::Mix64(i));
         const auto it = map.find(m_ports[i].rateBps);
         if (it != map.end())
         {
@@ -389,7 +389,7 @@ RdmaSwitch::ShouldMark(Egress& eg, uint64_t queueBytes, const RdmaPacket& frame)
     {
         return false;
     }
-    const double u = RdmaCounterUniform(eg.ecnKey, RdmaMix64(frame.flow) + frame.offset);
+    const double u = RdmaCounterUniform(eg.ecnKey, wormhole::Mix64(frame.flow) + frame.offset);
     return u < eg.pmax * static_cast<double>(queueBytes - eg.kmin) /
                    static_cast<double>(eg.kmax - eg.kmin);
 }

@@ -3,6 +3,7 @@
 // whose marks are drawn, the rate they share beyond what was measured of
 // each, the dispersion drawn for each around it, and whether their port
 // delivers its capacity.
+#include "mix64.h"
 #include "wormhole-simulator-impl.h"
 
 #include "ns3/log.h"
@@ -55,11 +56,14 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         }
     }
     // Flows stand alike when they have the same full ports, the same line
-    // rate and the same base round trip (the sum of their path's link
-    // delays, data and acknowledgements): the congestion control then sees
-    // the same signals at the same delays from the same shared queues, and
-    // their long-run shares are equal by symmetry. What differs between
-    // them in a measurement is how the sawtooth's draws fell.
+    // rate and the same base round trip, told by the sum of the delays of
+    // their path's links (each link once: its data hops, then the links only
+    // its acknowledgements take; flows whose acknowledgements take other
+    // cables at the same delay then differ, which only pools fewer). The
+    // congestion control then sees the same signals at the same delays from
+    // the same shared queues, and their long-run shares are equal by
+    // symmetry. What differs between them in a measurement is how the
+    // sawtooth's draws fell.
     struct Standing
     {
         std::vector<uint64_t> full;
@@ -204,19 +208,14 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
 double
 WormholeSimulatorImpl::StandardNormal(uint32_t flow) const
 {
-    // splitmix64 of (seed, run, flow, now), two uniforms, Box-Muller.
-    auto mix = [](uint64_t x) {
-        x += 0x9e3779b97f4a7c15ULL;
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-        return x ^ (x >> 31);
-    };
-    uint64_t h = mix(RngSeedManager::GetSeed());
-    h = mix(h ^ RngSeedManager::GetRun());
-    h = mix(h ^ flow);
-    h = mix(h ^ m_currentTs);
+    // Mix64 of (seed, run, flow, now), two uniforms in (0, 1), Box-Muller.
+    using wormhole::Mix64;
+    uint64_t h = Mix64(RngSeedManager::GetSeed());
+    h = Mix64(h ^ RngSeedManager::GetRun());
+    h = Mix64(h ^ flow);
+    h = Mix64(h ^ m_currentTs);
     const double u1 = (static_cast<double>(h >> 11) + 0.5) / 9007199254740992.0;
-    const double u2 = (static_cast<double>(mix(h) >> 11) + 0.5) / 9007199254740992.0;
+    const double u2 = (static_cast<double>(Mix64(h) >> 11) + 0.5) / 9007199254740992.0;
     return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
 }
 

@@ -64,10 +64,12 @@ WormholeSimulatorImpl::GetTypeId()
                                           MakeDoubleAccessor(&WormholeSimulatorImpl::m_maxExtrapolation),
                                           MakeDoubleChecker<double>(0.0))
                             .AddAttribute("PoolShares",
-                                          "Before a noisy skip, pool the measured rates of flows "
-                                          "that stand alike at the same full ports (same line "
-                                          "rate, same base round trip) towards their mean, by as "
-                                          "much as their differences are measurement noise",
+                                          "On a noisy skip, flows that stand alike at the same "
+                                          "full port whose marks are drawn (same line rate, same "
+                                          "path delay) keep their own measured rates only over the "
+                                          "span measured, then are credited the group's mean plus "
+                                          "a seeded draw of the dispersion they gain; false: each "
+                                          "flow extrapolates its own rate",
                                           BooleanValue(true),
                                           MakeBooleanAccessor(&WormholeSimulatorImpl::m_poolShares),
                                           MakeBooleanChecker())
