@@ -85,13 +85,109 @@ def test_symmetric_graphs_refinement_cannot_tell_apart():
         assert all(frozenset((mapping[a], mapping[b])) in edges2 for a, b, _ in cycle)
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_a_relabelled_all_to_all_pattern_matches_with_a_correct_mapping(seed):
-    """Flows of an all-to-all among 4 GPUs on 2 rails, labelled by rail: the
-    symmetric graphs MoE lookups search. Listed in another order, they must
-    match, with a mapping that carries labels and weighted edges across."""
+def valid_mapping(l1, e1, l2, e2, mapping) -> bool:
+    """Does ``mapping`` carry graph 1's labels and weighted edges onto graph 2's, one to one?"""
+    if mapping is None or sorted(mapping) != list(range(len(l2))):
+        return False
+    if any(l2[mapping[i]] != lab for i, lab in enumerate(l1)):
+        return False
+    carried = sorted((min(mapping[a], mapping[b]), max(mapping[a], mapping[b]), w) for a, b, w in e1)
+    return carried == sorted((min(a, b), max(a, b), w) for a, b, w in e2)
+
+
+def brute_force_isomorphic(l1, e1, l2, e2) -> bool:
+    from itertools import permutations
+
+    target = {(min(a, b), max(a, b)): w for a, b, w in e2}
+    return len(e1) == len(e2) and any(
+        all(l2[p[i]] == lab for i, lab in enumerate(l1))
+        and all(target.get((min(p[a], p[b]), max(p[a], p[b]))) == w for a, b, w in e1)
+        for p in permutations(range(len(l1))))
+
+
+def swap_two_edges(rng, edges):
+    """Degree-preserving rewiring: (a, b), (c, d) -> (a, d), (c, b) where that
+    adds no loop or duplicate. Often keeps the colour-refinement hash."""
+    present = {frozenset((a, b)) for a, b, _ in edges}
+    for _ in range(100):
+        i, j = (int(x) for x in rng.choice(len(edges), 2, replace=False))
+        (a, b, w), (c, d, v) = edges[i], edges[j]
+        if len({a, b, c, d}) == 4 and frozenset((a, d)) not in present and frozenset((c, b)) not in present:
+            out = list(edges)
+            out[i], out[j] = (a, d, w), (c, b, v)
+            return out
+    return edges
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_matching_agrees_with_an_exhaustive_search(seed):
+    """Small graphs against every permutation, relabelled copies of a graph or
+    rewired ones with the same degrees: random graphs, and 4-regular ones
+    with one label and one weight, which colour refinement (the hash) sees
+    alike whether or not they are isomorphic. The search must find a
+    mapping exactly when one exists, and any mapping it gives must carry
+    labels and weighted edges across."""
     rng = np.random.default_rng(seed)
-    flows = [(s, d) for s in range(4) for d in range(4) if s != d]
+    if seed % 4 < 2:
+        n = 7
+        labels = [int(x) for x in rng.integers(0, 2, n)]
+        edges = [(a, b, int(rng.integers(1, 3))) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.5]
+    else:  # 3-regular on 8 vertices: a ring with its diameters (the Wagner graph), rewired
+        n = 8
+        labels = [3] * n
+        edges = swap_two_edges(rng, [(i, (i + 1) % n, 1) for i in range(n)] + [(i, i + 4, 1) for i in range(4)])
+    if len(edges) < 2:
+        return
+    other = swap_two_edges(rng, edges) if seed % 2 else edges
+    l2, e2 = permute(labels, other, [int(x) for x in rng.permutation(n)])
+    found = _core.fcg_match(labels, edges, l2, e2)
+    assert (found is not None) == brute_force_isomorphic(labels, edges, l2, e2)
+    assert found is None or valid_mapping(labels, edges, l2, e2, found)
+
+
+def rook_4x4():
+    cells = [(r, c) for r in range(4) for c in range(4)]
+    return [(i, j, 1) for i in range(16) for j in range(i + 1, 16)
+            if cells[i][0] == cells[j][0] or cells[i][1] == cells[j][1]]
+
+
+def shrikhande():
+    cells = [(r, c) for r in range(4) for c in range(4)]
+    steps = {(0, 1), (0, 3), (1, 0), (3, 0), (1, 1), (3, 3)}
+    return [(i, j, 1) for i in range(16) for j in range(i + 1, 16)
+            if ((cells[j][0] - cells[i][0]) % 4, (cells[j][1] - cells[i][1]) % 4) in steps]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_strongly_regular_twins_are_told_apart_and_each_found_relabelled(seed):
+    """The 4x4 rook's graph and the Shrikhande graph are both strongly regular
+    with the same parameters (16 vertices, 6 neighbours, 2 common neighbours
+    for any pair): colour refinement sees every vertex alike in both, and an
+    all-to-all's conflict graph is of this kind. They are not isomorphic;
+    each relabelled is."""
+    rng = np.random.default_rng(seed)
+    labels = [5] * 16
+    rook, shri = rook_4x4(), shrikhande()
+    assert len(rook) == len(shri) == 48
+    assert _core.fcg_hash(labels, rook) == _core.fcg_hash(labels, shri)
+    assert _core.fcg_match(labels, rook, labels, shri) is None
+    assert _core.fcg_match(labels, shri, labels, rook) is None
+    for graph in (rook, shri):
+        l2, e2 = permute(labels, graph, [int(x) for x in rng.permutation(16)])
+        assert valid_mapping(labels, graph, l2, e2, _core.fcg_match(labels, graph, l2, e2))
+
+
+@pytest.mark.parametrize("gpus", [4, 8])
+@pytest.mark.parametrize("seed", range(8))
+def test_a_relabelled_all_to_all_pattern_matches_with_a_correct_mapping(gpus, seed):
+    """Flows of an all-to-all on 2 rails, labelled by rail, joined by the
+    links they share (the same sender, the same receiver, and on 8 GPUs a
+    spine link where ECMP put both, drawn per pair): the symmetric graphs
+    MoE lookups search. Listed in another order they must match, with a
+    mapping that carries labels and weighted edges across; with one weight
+    changed they must not."""
+    rng = np.random.default_rng(seed)
+    flows = [(s, d) for s in range(gpus) for d in range(gpus) if s != d]
     labels = [1 + (s % 2) for s, _ in flows]
     edges = []
     for i, (s1, d1) in enumerate(flows):
@@ -99,16 +195,13 @@ def test_a_relabelled_all_to_all_pattern_matches_with_a_correct_mapping(seed):
             s2, d2 = flows[j]
             if s1 == s2 or d1 == d2:
                 edges.append((i, j, 1 if s1 == s2 else 2))
-    perm = [int(x) for x in rng.permutation(len(flows))]
-    l2, e2 = permute(labels, edges, perm)
-    mapping = _core.fcg_match(labels, edges, l2, e2)
-    assert mapping is not None
-    assert all(l2[mapping[i]] == lab for i, lab in enumerate(labels))
-    weight2 = {frozenset((a, b)): w for a, b, w in e2}
-    assert all(weight2.get(frozenset((mapping[a], mapping[b]))) == w for a, b, w in edges)
-    # One weight changed: no longer the same pattern.
+            elif gpus > 4 and rng.random() < 0.2:
+                edges.append((i, j, 3))
+    l2, e2 = permute(labels, edges, [int(x) for x in rng.permutation(len(flows))])
+    assert valid_mapping(labels, edges, l2, e2, _core.fcg_match(labels, edges, l2, e2))
     bad = list(e2)
-    bad[0] = (bad[0][0], bad[0][1], 3 - bad[0][2])
+    k = int(rng.integers(len(bad)))
+    bad[k] = (bad[k][0], bad[k][1], 4)
     assert _core.fcg_match(labels, edges, l2, bad) is None
 
 
@@ -382,7 +475,7 @@ def test_a_flow_alone_reuses_a_longer_lone_flows_flat_transient_as_a_prefix():
 def test_regular_graphs_the_hash_cannot_tell_apart_do_not_match():
     """Colour refinement gives every vertex of a regular graph the same
     colour, so a triangular prism and K3,3 (both 3-regular on 6 vertices)
-    hash alike; VF2 must still refuse them. On large regular graphs (two
+    hash alike; the exact search must still refuse them. On large regular graphs (two
     4-regular circulants on 400 vertices, as symmetric as an all-to-all's
     conflict graph) the search is bounded and ends in a refusal, never a
     wrong match."""

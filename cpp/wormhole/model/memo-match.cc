@@ -217,7 +217,7 @@ MemoMatch::Search(const MemoStore& store, const MemoKey& key)
 {
     // Collect the occurrences of each kind (a pattern keeps at most
     // `confirmations` of each, see WormholeSimulatorImpl::MemoRecord): each
-    // candidate costs a VF2 run, so stop once one kind has them all.
+    // candidate costs an isomorphism search, so stop once one kind has them all.
     std::vector<Hit> steadies;
     std::vector<Hit> endings;
     store.Visit(key.graph, [&](const MemoRecord& rec, const Map& map) {

@@ -1,8 +1,5 @@
 #include "memo-store.h"
 
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/vf2_sub_graph_iso.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -29,66 +26,6 @@ Mix(uint64_t h, uint64_t v)
     h ^= h >> 27;
     return h;
 }
-
-using Graph = boost::adjacency_list<boost::vecS,
-                                    boost::vecS,
-                                    boost::undirectedS,
-                                    boost::property<boost::vertex_name_t, uint64_t>,
-                                    boost::property<boost::edge_weight_t, uint32_t>>;
-
-Graph
-ToBoost(const FlowConflictGraph& g)
-{
-    Graph out(g.vertexLabel.size());
-    for (size_t v = 0; v < g.vertexLabel.size(); ++v)
-    {
-        boost::put(boost::vertex_name, out, v, g.vertexLabel[v]);
-    }
-    for (const auto& e : g.edges)
-    {
-        boost::add_edge(e.a, e.b, e.weight, out);
-    }
-    return out;
-}
-
-// Vertex equivalence for VF2 that gives up after a fixed number of
-// comparisons: proving two symmetric graphs with equal colour-refinement
-// hashes non-isomorphic (all-to-alls placed differently by ECMP) can take
-// VF2 exponentially long. Past the budget every pair is refused, the search
-// ends, and the lookup counts as a miss: deterministic, and never a wrong hit.
-struct BudgetedVertexEquivalent
-{
-    const Graph* g1;
-    const Graph* g2;
-    std::shared_ptr<uint64_t> calls;
-
-    static constexpr uint64_t kBudget = 200000;
-
-    template <typename V1, typename V2>
-    bool operator()(V1 a, V2 b) const
-    {
-        if (++*calls > kBudget)
-        {
-            return false;
-        }
-        return boost::get(boost::vertex_name, *g1, a) == boost::get(boost::vertex_name, *g2, b);
-    }
-};
-
-struct FirstMapping
-{
-    std::vector<uint32_t>* map;
-
-    template <typename CorrMap1To2, typename CorrMap2To1>
-    bool operator()(CorrMap1To2 f, CorrMap2To1) const
-    {
-        for (size_t v = 0; v < map->size(); ++v)
-        {
-            (*map)[v] = static_cast<uint32_t>(boost::get(f, v));
-        }
-        return false; // one mapping is enough
-    }
-};
 
 template <typename T>
 void
@@ -191,57 +128,6 @@ FlowConflictGraph::ComputeHash() const
         h = Mix(h, c);
     }
     return h;
-}
-
-bool
-FlowConflictGraph::IsomorphicTo(const FlowConflictGraph& other, std::vector<uint32_t>& map) const
-{
-    if (vertexLabel.size() != other.vertexLabel.size() || edges.size() != other.edges.size())
-    {
-        return false;
-    }
-    std::vector<uint64_t> a(vertexLabel);
-    std::vector<uint64_t> b(other.vertexLabel);
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b)
-    {
-        return false;
-    }
-    // The same pattern formed again usually lists its flows in the same
-    // order (a collective's flows are created in one order each time): then
-    // the identity is an isomorphism and VF2, which can backtrack for long
-    // on the symmetric graphs of all-to-alls, is not needed.
-    if (vertexLabel == other.vertexLabel)
-    {
-        auto normal = [](const std::vector<Edge>& es) {
-            std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
-            out.reserve(es.size());
-            for (const auto& e : es)
-            {
-                out.emplace_back(std::min(e.a, e.b), std::max(e.a, e.b), e.weight);
-            }
-            std::sort(out.begin(), out.end());
-            return out;
-        };
-        if (normal(edges) == normal(other.edges))
-        {
-            map.resize(vertexLabel.size());
-            std::iota(map.begin(), map.end(), 0u);
-            return true;
-        }
-    }
-    Graph g1 = ToBoost(*this);
-    Graph g2 = ToBoost(other);
-    map.assign(vertexLabel.size(), 0);
-    BudgetedVertexEquivalent sameVertex{&g1, &g2, std::make_shared<uint64_t>(0)};
-    auto sameEdge = boost::make_property_map_equivalent(boost::get(boost::edge_weight, g1),
-                                                        boost::get(boost::edge_weight, g2));
-    return boost::vf2_graph_iso(g1,
-                                g2,
-                                FirstMapping{&map},
-                                boost::vertex_order_by_mult(g1),
-                                boost::edges_equivalent(sameEdge).vertices_equivalent(sameVertex));
 }
 
 void

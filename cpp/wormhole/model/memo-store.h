@@ -5,9 +5,9 @@
 // A vertex is a flow, labelled by its quantized rate when the pattern formed
 // and by the capacities along its path; an edge joins two flows that share
 // links, weighted by how many. Lookup hashes the graph by colour refinement
-// (a cheap structural filter) and confirms a candidate with Boost.Graph's
-// VF2 weighted isomorphism, whose mapping says which stored flow each
-// current flow corresponds to.
+// (a cheap structural filter) and confirms a candidate with an exact
+// weighted isomorphism search (fcg-isomorphism.cc), whose mapping says which
+// stored flow each current flow corresponds to.
 #ifndef NS3_WORMHOLE_MEMO_STORE_H
 #define NS3_WORMHOLE_MEMO_STORE_H
 
@@ -94,7 +94,7 @@ class MemoStore
     /// Calls `visit` with each stored record isomorphic to `g` and its
     /// mapping, in insertion order, until it returns true (a pattern may
     /// have a steady record and records ending in completions of flows of
-    /// different sizes; each match costs a VF2 run, so stop early).
+    /// different sizes; each match costs an isomorphism search, so stop early).
     void Visit(const FlowConflictGraph& g,
                const std::function<bool(const MemoRecord&, const std::vector<uint32_t>&)>& visit) const;
     /// Stores a record (kept in memory and queued as new for Take()).

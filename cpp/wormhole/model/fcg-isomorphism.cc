@@ -1,0 +1,285 @@
+// Isomorphism of flow conflict graphs (FlowConflictGraph::IsomorphicTo): the
+// memo's exact match, by individualization and refinement.
+//
+// Why not a vertex-by-vertex search (VF2, which this replaced): the patterns
+// a training step repeats are all-to-alls and rings, graphs in which most
+// vertices are alike to colour refinement. VF2 extends a partial mapping one
+// vertex at a time and learns little from each choice: on MoE's all-to-alls
+// it took a millisecond or more a match, and now and then ran out of its
+// budget (a miss) after tens of milliseconds.
+//
+// The search here works on both graphs at once, with one colouring shared
+// by the two:
+//
+// 1. Refine: a vertex's new colour is its old colour with the multiset of
+//    (neighbour's colour, edge weight) around it, numbered alike in both
+//    graphs, until the number of colours stops growing. If a colour then
+//    has another number of vertices in one graph than in the other, no
+//    isomorphism respects the colouring.
+// 2. Pair the vertices of each colour in the order they are numbered in.
+//    Once every colour holds one vertex in each graph that pairing is the
+//    only candidate; before, it is the mapping that keeps the order the
+//    flows are listed in, which holds at once when a pattern forms again
+//    with its flows listed alike. It is checked edge by edge.
+// 3. If it fails, take the smallest colour with more than one vertex, give the
+//    first of its vertices in graph 1 a colour of its own, and try it
+//    against each vertex of that colour in graph 2 (given the same new
+//    colour), refining and recursing. In a symmetric pattern the first try
+//    succeeds (the vertices of a class are interchangeable), so a match
+//    costs a few refinements; distinct patterns are told apart by the
+//    refinement right after a choice.
+//
+// Every answer is checked against the edges, so a hash collision in the
+// colour numbering can cost a miss, never a wrong mapping. The search has a
+// budget of refinement work; past it the answer is "no" (a memo miss, as a
+// VF2 search past its budget was): deterministic, and never a wrong hit.
+#include "memo-store.h"
+#include "mix64.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <tuple>
+#include <vector>
+
+namespace ns3
+{
+namespace wormhole
+{
+
+namespace
+{
+
+/// Neighbour visits a search may spend before it gives up: about a hundred
+/// refinements of a 100-flow all-to-all.
+constexpr uint64_t kWorkBudget = 20'000'000;
+
+struct Adjacency
+{
+    std::vector<uint32_t> start; ///< neighbours of v: [start[v], start[v + 1])
+    std::vector<std::pair<uint32_t, uint32_t>> next; ///< (neighbour, weight)
+};
+
+Adjacency
+BuildAdjacency(const FlowConflictGraph& g)
+{
+    const size_t n = g.vertexLabel.size();
+    Adjacency adj;
+    adj.start.assign(n + 1, 0);
+    for (const auto& e : g.edges)
+    {
+        ++adj.start[e.a + 1];
+        ++adj.start[e.b + 1];
+    }
+    for (size_t v = 0; v < n; ++v)
+    {
+        adj.start[v + 1] += adj.start[v];
+    }
+    adj.next.resize(adj.start[n]);
+    std::vector<uint32_t> fill(adj.start.begin(), adj.start.end() - 1);
+    for (const auto& e : g.edges)
+    {
+        adj.next[fill[e.a]++] = {e.b, e.weight};
+        adj.next[fill[e.b]++] = {e.a, e.weight};
+    }
+    return adj;
+}
+
+/// Edges as sorted (low, high, weight) triples: equal lists, equal graphs.
+std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>
+NormalEdges(const FlowConflictGraph& g, const std::vector<uint32_t>* map)
+{
+    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> out;
+    out.reserve(g.edges.size());
+    for (const auto& e : g.edges)
+    {
+        const uint32_t a = map ? (*map)[e.a] : e.a;
+        const uint32_t b = map ? (*map)[e.b] : e.b;
+        out.emplace_back(std::min(a, b), std::max(a, b), e.weight);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+class IsomorphismSearch
+{
+  public:
+    IsomorphismSearch(const FlowConflictGraph& g1, const FlowConflictGraph& g2)
+        : m_g1(g1),
+          m_g2(g2),
+          m_adj1(BuildAdjacency(g1)),
+          m_adj2(BuildAdjacency(g2)),
+          m_edges2(NormalEdges(g2, nullptr))
+    {
+    }
+
+    bool Run(std::vector<uint32_t>& map)
+    {
+        std::vector<uint64_t> c1(m_g1.vertexLabel);
+        std::vector<uint64_t> c2(m_g2.vertexLabel);
+        return Search(c1, c2, 0, map);
+    }
+
+  private:
+    /// Refines both colourings to a stable one; false if they differ in the
+    /// number of vertices of some colour (or the budget ran out).
+    bool Refine(std::vector<uint64_t>& c1, std::vector<uint64_t>& c2)
+    {
+        size_t classes = Classes(c1);
+        for (;;)
+        {
+            if (!Step(c1, m_adj1) || !Step(c2, m_adj2))
+            {
+                return false;
+            }
+            if (!SameClassSizes(c1, c2))
+            {
+                return false;
+            }
+            const size_t now = Classes(c1);
+            if (now == classes)
+            {
+                return true;
+            }
+            classes = now;
+        }
+    }
+
+    bool Step(std::vector<uint64_t>& colour, const Adjacency& adj)
+    {
+        const size_t n = colour.size();
+        m_work += adj.next.size() + n;
+        if (m_work > kWorkBudget)
+        {
+            return false;
+        }
+        m_next.resize(n);
+        for (size_t v = 0; v < n; ++v)
+        {
+            // A sum of mixed (colour, weight) pairs: the same for any order
+            // of the neighbours, so the multiset needs no sorting.
+            uint64_t around = 0;
+            for (uint32_t k = adj.start[v]; k < adj.start[v + 1]; ++k)
+            {
+                const auto [u, w] = adj.next[k];
+                around += Mix64(colour[u] ^ (static_cast<uint64_t>(w) * 0x9e3779b97f4a7c15ULL));
+            }
+            m_next[v] = Mix64(Mix64(colour[v] + 0x243f6a8885a308d3ULL) ^ around);
+        }
+        colour.swap(m_next);
+        return true;
+    }
+
+    static size_t Classes(const std::vector<uint64_t>& colour)
+    {
+        std::vector<uint64_t> sorted(colour);
+        std::sort(sorted.begin(), sorted.end());
+        return static_cast<size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+    }
+
+    static bool SameClassSizes(const std::vector<uint64_t>& c1, const std::vector<uint64_t>& c2)
+    {
+        std::vector<uint64_t> a(c1);
+        std::vector<uint64_t> b(c2);
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        return a == b;
+    }
+
+    bool Search(std::vector<uint64_t>& c1, std::vector<uint64_t>& c2, uint32_t depth, std::vector<uint32_t>& map)
+    {
+        if (!Refine(c1, c2))
+        {
+            return false;
+        }
+        // The colour to split: fewest vertices above one, then lowest value
+        // (the same choice in both graphs, as their classes are equal).
+        std::vector<std::pair<uint64_t, uint32_t>> byColour1(c1.size());
+        std::vector<std::pair<uint64_t, uint32_t>> byColour2(c2.size());
+        for (uint32_t v = 0; v < c1.size(); ++v)
+        {
+            byColour1[v] = {c1[v], v};
+            byColour2[v] = {c2[v], v};
+        }
+        std::sort(byColour1.begin(), byColour1.end());
+        std::sort(byColour2.begin(), byColour2.end());
+        size_t bestAt = 0;
+        size_t bestSize = 0;
+        for (size_t i = 0; i < byColour1.size();)
+        {
+            size_t j = i;
+            while (j < byColour1.size() && byColour1[j].first == byColour1[i].first)
+            {
+                ++j;
+            }
+            if (j - i > 1 && (bestSize == 0 || j - i < bestSize))
+            {
+                bestAt = i;
+                bestSize = j - i;
+            }
+            i = j;
+        }
+        // Pair the vertices of each colour in the order they are numbered in
+        // (the k-th of a colour in graph 1 with the k-th in graph 2): the one
+        // candidate left once every colour holds one vertex; before that, the
+        // mapping that keeps the order the flows are listed in, which holds
+        // at once when a pattern forms again with its flows listed alike.
+        map.assign(c1.size(), 0);
+        for (size_t i = 0; i < byColour1.size(); ++i)
+        {
+            map[byColour1[i].second] = byColour2[i].second;
+        }
+        m_work += 4 * m_g1.edges.size();
+        if (NormalEdges(m_g1, &map) == m_edges2)
+        {
+            return true;
+        }
+        if (bestSize == 0 || m_work > kWorkBudget)
+        {
+            return false;
+        }
+        // Individualize the first vertex of the class in graph 1 and try
+        // each vertex of the class in graph 2 against it.
+        const uint32_t v = byColour1[bestAt].second;
+        const uint64_t own = Mix64(byColour1[bestAt].first ^ (0x5851f42d4c957f2dULL + depth));
+        for (size_t k = bestAt; k < bestAt + bestSize; ++k)
+        {
+            const uint32_t w = byColour2[k].second;
+            std::vector<uint64_t> d1(c1);
+            std::vector<uint64_t> d2(c2);
+            d1[v] = own;
+            d2[w] = own;
+            if (Search(d1, d2, depth + 1, map))
+            {
+                return true;
+            }
+            if (m_work > kWorkBudget)
+            {
+                return false;
+            }
+        }
+        return false;
+    }
+
+    const FlowConflictGraph& m_g1;
+    const FlowConflictGraph& m_g2;
+    Adjacency m_adj1;
+    Adjacency m_adj2;
+    std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> m_edges2;
+    std::vector<uint64_t> m_next;
+    uint64_t m_work = 0;
+};
+
+} // namespace
+
+bool
+FlowConflictGraph::IsomorphicTo(const FlowConflictGraph& other, std::vector<uint32_t>& map) const
+{
+    if (vertexLabel.size() != other.vertexLabel.size() || edges.size() != other.edges.size())
+    {
+        return false;
+    }
+    return IsomorphismSearch(*this, other).Run(map);
+}
+
+} // namespace wormhole
+} // namespace ns3
