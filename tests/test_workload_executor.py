@@ -105,7 +105,7 @@ main(int argc, char** argv)
                                    MakeBoundCallback(+[](uint32_t* c, uint32_t, Time) { ++*c; }, &iterDone));
     ex->TraceConnectWithoutContext("NodeStarted",
                                    MakeBoundCallback(+[](uint32_t* c, uint32_t) { ++*c; }, &started));
-    ex->SetStartFlowHook([&](uint32_t s, uint32_t d, uint64_t b) -> uint32_t {
+    ex->SetStartFlowHook([&](uint32_t s, uint32_t d, uint64_t b, uint32_t) -> uint32_t {
         const uint32_t id = next++;
         const double t = lat + double(b) * 8e9 / rate;
         if (sync && std::llround(t) == 0)

@@ -415,7 +415,8 @@ RunWorkload(TopologyArrays topo,
     exec->SetDag(view);
     RdmaNetwork* rawNet = PeekPointer(net);
     WorkloadExecutor* rawExec = PeekPointer(exec);
-    exec->SetStartFlowHook([rawNet](uint32_t s, uint32_t d, uint64_t b) { return rawNet->StartFlowNow(s, d, b, 3); });
+    exec->SetStartFlowHook(
+        [rawNet](uint32_t s, uint32_t d, uint64_t b, uint32_t node) { return rawNet->StartFlowNow(s, d, b, 3, node); });
     exec->SetRouteLinksHook([rawNet](uint32_t s, uint32_t d) { return rawNet->RouteLinks(s, d); });
     net->SetFlowCompleteCallback([rawExec](uint32_t id) { rawExec->OnFlowComplete(id); });
     exec->Start();

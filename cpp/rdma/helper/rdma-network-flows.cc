@@ -15,7 +15,7 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("RdmaNetworkFlows");
 
 uint32_t
-RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep)
+RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep, uint32_t ecmpKey)
 {
     const size_t index = m_flows.size();
     if (!m_built)
@@ -68,6 +68,7 @@ RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep)
     auto qp = std::make_unique<RdmaQueuePair>();
     qp->index = static_cast<uint32_t>(index);
     qp->id = s.id;
+    qp->ecmpKey = ecmpKey;
     qp->src = s.src;
     qp->dst = s.dst;
     qp->pg = s.pg;
@@ -83,8 +84,10 @@ RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep)
 void
 RdmaNetwork::AddFlow(const RdmaFlowSpec& flow)
 {
+    // A listed flow is hashed by its place in the list.
+    const auto place = static_cast<uint32_t>(m_flows.size());
     const uint32_t index =
-        AddQueuePair(flow, NanoSeconds(static_cast<int64_t>(flow.startNs)).GetTimeStep());
+        AddQueuePair(flow, NanoSeconds(static_cast<int64_t>(flow.startNs)).GetTimeStep(), place);
     m_pendingStarts++;
     m_counters.otherEvents++;
     // A start is a fact of the workload, not of any link: the kernel must not
@@ -99,11 +102,11 @@ RdmaNetwork::AddFlow(const RdmaFlowSpec& flow)
 }
 
 uint32_t
-RdmaNetwork::StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg)
+RdmaNetwork::StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg, uint32_t ecmpKey)
 {
     const auto nowNs = static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
     const RdmaFlowSpec spec{m_nextId, src, dst, pg, bytes, nowNs};
-    const uint32_t index = AddQueuePair(spec, Simulator::Now().GetTimeStep());
+    const uint32_t index = AddQueuePair(spec, Simulator::Now().GetTimeStep(), ecmpKey);
     const uint32_t context = m_nodes[src]->GetId();
     if (Simulator::GetContext() == context && !wormhole::FlowSeam::replaying)
     {

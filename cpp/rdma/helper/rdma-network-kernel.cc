@@ -27,7 +27,7 @@ RdmaNetwork::CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs)
     const int64_t full = taken / mtu;
     const int64_t part = taken % mtu;
     const uint32_t header = nic.GetHeaderBytes() + qp.telemetryBytes;
-    ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+    ForEachHop(qp.src, qp.dst, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
         m_devices[node]->AccountSkippedFrames(port, full, static_cast<uint32_t>(mtu) + header);
         if (part != 0)
         {
@@ -36,7 +36,7 @@ RdmaNetwork::CreditFlow(uint32_t flowId, int64_t bytes, int64_t dtNs)
         }
     });
     const int64_t acks = (full + (part > 0 ? 1 : part < 0 ? -1 : 0)) / m_nics[qp.dst]->GetAckInterval();
-    ForEachHop(qp.dst, qp.src, qp.index, [&](uint32_t node, uint32_t port) {
+    ForEachHop(qp.dst, qp.src, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
         m_devices[node]->AccountSkippedFrames(port, acks, kRdmaControlBytes + qp.telemetryBytes);
     });
     return taken;
@@ -143,7 +143,7 @@ RdmaNetwork::GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uin
     hops.clear();
     // Walk the data path again (the flow keeps links, not ports); a host's
     // NIC paces its flows and has no switch queue: key 0.
-    ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+    ForEachHop(qp.src, qp.dst, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
         const Ptr<RdmaSwitch>& sw = m_switches[node];
         if (sw)
         {
@@ -202,7 +202,7 @@ RdmaNetwork::AddBacklog(uint64_t portKey, const std::vector<std::pair<uint32_t, 
         uint32_t prevNode = 0;
         uint32_t prevPort = 0;
         bool first = true;
-        ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t n, uint32_t p) {
+        ForEachHop(qp.src, qp.dst, qp.ecmpKey, [&](uint32_t n, uint32_t p) {
             if (n == node && p == port && !first && !found)
             {
                 in = m_devices[prevNode]->GetPort(prevPort).peerPort;
@@ -269,7 +269,7 @@ RdmaNetwork::SetInFlightEcnExempt(const std::vector<uint32_t>& flowIds, bool exe
         const RdmaQueuePair& qp = FlowById(flowId);
         // A frame carries its first byte: those sent so far are below sndNxt.
         m_ecnExemptBelow[qp.index] = exempt ? std::max(m_ecnExemptBelow[qp.index], qp.sndNxt) : 0;
-        ForEachHop(qp.src, qp.dst, qp.index, [&](uint32_t node, uint32_t port) {
+        ForEachHop(qp.src, qp.dst, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
             if (m_switches[node])
             {
                 ports.emplace_back(node, port);

@@ -72,7 +72,7 @@ RdmaNetwork::TryDataLinks(uint32_t index, std::vector<uint32_t>& links) const
         {
             return false;
         }
-        const RdmaPort& port = dev.GetPort(dev.SelectPort(qp.src, qp.dst, index));
+        const RdmaPort& port = dev.GetPort(dev.SelectPort(qp.src, qp.dst, qp.ecmpKey));
         if (m_linkDown[port.linkId])
         {
             return false; // a cut-off host's fallback route

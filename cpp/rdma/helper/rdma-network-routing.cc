@@ -164,7 +164,7 @@ RdmaNetwork::DataLinks(uint32_t index) const
 {
     const RdmaQueuePair& qp = *m_flows[index];
     std::vector<uint32_t> links;
-    ForEachHop(qp.src, qp.dst, index, [&](uint32_t node, uint32_t port) {
+    ForEachHop(qp.src, qp.dst, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
         links.push_back(m_devices[node]->GetPort(port).linkId);
     });
     return links;
@@ -173,7 +173,7 @@ RdmaNetwork::DataLinks(uint32_t index) const
 void
 RdmaNetwork::ForEachHop(uint32_t from,
                         uint32_t to,
-                        uint32_t index,
+                        uint32_t ecmpKey,
                         const std::function<void(uint32_t, uint32_t)>& visit) const
 {
     for (uint32_t node = from; node != to;)
@@ -182,7 +182,7 @@ RdmaNetwork::ForEachHop(uint32_t from,
         {
             return; // cut off by link failures: the route ends here
         }
-        const uint32_t port = m_devices[node]->SelectPort(from, to, index);
+        const uint32_t port = m_devices[node]->SelectPort(from, to, ecmpKey);
         visit(node, port);
         node = m_devices[node]->GetPort(port).peer->GetIndex();
     }
@@ -195,7 +195,7 @@ RdmaNetwork::KernelLinks(uint32_t index) const
     // its ACKs take (ECMP may hash them onto another spine).
     const RdmaQueuePair& qp = *m_flows[index];
     std::vector<uint32_t> links = DataLinks(index);
-    ForEachHop(qp.dst, qp.src, index, [&](uint32_t node, uint32_t port) {
+    ForEachHop(qp.dst, qp.src, qp.ecmpKey, [&](uint32_t node, uint32_t port) {
         const uint32_t link = m_devices[node]->GetPort(port).linkId;
         if (std::find(links.begin(), links.end(), link) == links.end())
         {

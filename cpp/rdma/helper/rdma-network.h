@@ -142,8 +142,11 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// Schedule a flow to start at startNs. Throws std::invalid_argument
     /// naming the flow's index (the order of AddFlow/StartFlowNow calls).
     void AddFlow(const RdmaFlowSpec& flow);
-    /// Start a flow now (for a workload executor); @return its id.
-    uint32_t StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg = 3);
+    /// Start a flow now (for a workload executor); @return its id. `ecmpKey`
+    /// names the flow in the scenario (a workload's DAG node) for ECMP: the
+    /// same flow then takes the same path under either kernel, whatever
+    /// order flows start in (RdmaQueuePair::ecmpKey).
+    uint32_t StartFlowNow(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t pg, uint32_t ecmpKey);
     /// Take link `linkId` down (up = false) or bring it back at `atNs`:
     /// routes are recomputed then and flows move to their new paths; flows
     /// left without one stall. Call after Build. Throws std::invalid_argument
@@ -226,7 +229,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// The flow's data links on the current routes; false if it has none.
     bool TryDataLinks(uint32_t index, std::vector<uint32_t>& links) const;
     /// Validate and register a flow starting at time step `startStep`; @return its index.
-    uint32_t AddQueuePair(const RdmaFlowSpec& spec, int64_t startStep);
+    uint32_t AddQueuePair(const RdmaFlowSpec& spec, int64_t startStep, uint32_t ecmpKey);
     void StartFlowEvent(uint32_t index);
     /// Links of the flow's data path, in order.
     std::vector<uint32_t> DataLinks(uint32_t index) const;
@@ -234,10 +237,10 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     /// only its acknowledgements take.
     std::vector<uint32_t> KernelLinks(uint32_t index) const;
     /// Calls visit(node, egress port) at each hop from `from` to `to` on the
-    /// route flow `index` takes (ECMP hashes on it).
+    /// route a flow with ECMP key `ecmpKey` takes (RdmaQueuePair::ecmpKey).
     void ForEachHop(uint32_t from,
                     uint32_t to,
-                    uint32_t index,
+                    uint32_t ecmpKey,
                     const std::function<void(uint32_t, uint32_t)>& visit) const;
     void StartFlow(uint32_t index);
     double IdealFctNs(const RdmaQueuePair& qp) const;

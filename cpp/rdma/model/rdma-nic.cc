@@ -124,7 +124,7 @@ RdmaNic::StartFlow(RdmaQueuePair& qp)
     NS_LOG_FUNCTION(this << qp.id);
     const int64_t now = NowSteps();
     qp.nic = this;
-    qp.port = SelectPort(m_index, qp.dst, qp.index);
+    qp.port = SelectPort(m_index, qp.dst, qp.ecmpKey);
     qp.lineRate = static_cast<double>(m_ports[qp.port].rateBps);
     qp.rate = qp.lineRate;
     qp.nextAvail = static_cast<double>(now);
@@ -265,6 +265,7 @@ RdmaNic::MakeData(RdmaQueuePair& qp, int64_t now)
     RdmaPacket* p = m_pool->Alloc();
     p->kind = RdmaPacketKind::DATA;
     p->flow = qp.index;
+    p->ecmpKey = qp.ecmpKey;
     p->src = m_index;
     p->dst = qp.dst;
     p->pg = static_cast<uint8_t>(qp.pg);
@@ -535,6 +536,7 @@ RdmaNic::SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp, RdmaTelem
     RdmaPacket* c = m_pool->Alloc();
     c->kind = kind;
     c->flow = qp.index;
+    c->ecmpKey = qp.ecmpKey;
     c->src = m_index;
     c->dst = qp.src;
     c->seq = qp.rcvNxt;
@@ -550,7 +552,7 @@ RdmaNic::SendControl(RdmaQueuePair& qp, RdmaPacketKind kind, bool cnp, RdmaTelem
     {
         m_counters->nacks++;
     }
-    const uint32_t port = SelectPort(m_index, qp.src, qp.index);
+    const uint32_t port = SelectPort(m_index, qp.src, qp.ecmpKey);
     m_egress[port].control.Push(c);
     Kick(port);
 }

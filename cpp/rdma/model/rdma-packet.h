@@ -57,6 +57,7 @@ struct RdmaPacket
     /// key of its ECN marking draws).
     uint64_t offset;
     uint32_t flow;    ///< internal flow index (dense)
+    uint32_t ecmpKey; ///< the flow's ECMP hash key (RdmaQueuePair::ecmpKey)
     uint32_t src;     ///< model node index of the sender of this frame
     uint32_t dst;     ///< model node index of its destination host
     uint32_t payload; ///< flow bytes carried (DATA)

@@ -23,6 +23,11 @@ struct RdmaQueuePair
     // Identity.
     uint32_t index = 0; ///< dense internal index (RdmaPacket::flow)
     uint32_t id = 0;    ///< user-visible flow id
+    /// What ECMP hashes the flow by (RdmaPacket::ecmpKey): its identity in the
+    /// scenario (its place in a flow list, its node in a workload DAG), not
+    /// the order flows happened to start in, which moves with event timing
+    /// and so would give the two kernels different paths for the same flow.
+    uint32_t ecmpKey = 0;
     uint32_t src = 0;
     uint32_t dst = 0;
     uint32_t pg = 3;

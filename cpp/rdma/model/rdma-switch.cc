@@ -225,7 +225,7 @@ RdmaSwitch::Receive(uint32_t in, RdmaPacket* p)
         m_pool->Free(p);
         return;
     }
-    const uint32_t out = SelectPort(p->src, p->dst, p->flow);
+    const uint32_t out = SelectPort(p->src, p->dst, p->ecmpKey);
     // Control frames use queue 0, outside the MMU (as HPCC): never dropped
     // or paused-for. ACKs sent without high priority carry their flow's
     // priority group and are queued like data.

@@ -401,7 +401,7 @@ WorkloadExecutor::LaunchFlow(uint32_t node)
     uint32_t id;
     {
         NS3WH_NO_OWNER_SCOPE;
-        id = m_startFlow(m_src[node], m_dst[node], m_bytes[node]);
+        id = m_startFlow(m_src[node], m_dst[node], m_bytes[node], node);
     }
     m_inHook = false;
     NS_LOG_LOGIC("node " << node << " -> flow " << id << " " << m_src[node] << "->" << m_dst[node] << " "

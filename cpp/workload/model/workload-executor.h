@@ -8,7 +8,8 @@
 // OnFlowComplete(flowId). The executor knows nothing of the model: the lead
 // wires, e.g. for RdmaNetwork,
 //
-//   exec->SetStartFlowHook([net](uint32_t s, uint32_t d, uint64_t b) { return net->StartFlowNow(s, d, b, 3); });
+//   exec->SetStartFlowHook([net](uint32_t s, uint32_t d, uint64_t b, uint32_t node) {
+//       return net->StartFlowNow(s, d, b, 3, node); });
 //   net->FlowComplete hook -> exec->OnFlowComplete(flowId);
 //
 // Foresight: a flow node whose still-pending predecessors are all running delays
@@ -64,8 +65,10 @@ class WorkloadExecutor : public Object
     };
 
     /// Starts a flow of `bytes` from `src` to `dst` now; returns the flow id the
-    /// model will later pass to OnFlowComplete.
-    using StartFlowHook = std::function<uint32_t(uint32_t src, uint32_t dst, uint64_t bytes)>;
+    /// model will later pass to OnFlowComplete. `node` is the flow's DAG node:
+    /// what names the flow in the workload whatever order flows start in
+    /// (a model hashes ECMP by it, so both kernels give a flow one path).
+    using StartFlowHook = std::function<uint32_t(uint32_t src, uint32_t dst, uint64_t bytes, uint32_t node)>;
     /// Every link (as the Wormhole kernel names them) a flow from `src` to
     /// `dst` may use, whatever path the model gives it; more is safe.
     using RouteLinksHook = std::function<std::vector<uint32_t>(uint32_t src, uint32_t dst)>;
