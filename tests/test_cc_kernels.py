@@ -71,7 +71,10 @@ def test_window_opening_ack_moves_with_a_memo_hit():
     kernel skips, or it lands on the skipping partition as an outside event, the
     hit is undone at once and the flow's NIC port stays idle for the skipped
     time (before the fix: two 5.4 MB pipeline flows took twice their FCT and the
-    iteration ran 4.85% long). The iteration time stays within DESIGN.md's 0.5%."""
+    iteration ran 4.85% long). The iteration time stays within DESIGN.md's 0.5%.
+    Whether a pipeline transfer's pattern repeats alone depends on where ECMP
+    puts the step's flows: with seed 1's placement none does (no hit, nothing
+    tested), with seed 2's they do."""
     from ns3wormhole import topology
     from ns3wormhole.run import run_workload
     from ns3wormhole.workload.dag import build_dag
@@ -80,9 +83,9 @@ def test_window_opening_ack_moves_with_a_memo_hit():
     model = gpt("bench", num_layers=2, hidden=2048, heads=16, seq_len=2048, vocab=32000)
     dag = build_dag(Workload(model=moe(model, 8), parallel=ParallelSpec(tp=8, dp=4, pp=2, ep=8)))
     topo = topology.rail_optimized(8, 8, "100Gbps", "400Gbps", "1us")
-    fab = FabricConfig(cc="hpcc")
+    fab = FabricConfig(cc="hpcc", seed=2)
     base = run_workload(topo, dag, fab, "baseline")
     worm = run_workload(topo, dag, fab, "wormhole")
-    assert worm.network.stats["memo_hits"] >= 1
+    assert worm.network.stats["memo_hits"] >= 1  # the case this test is about happened
     err = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
     assert err.max() <= 0.005
