@@ -177,7 +177,7 @@ def test_strongly_regular_twins_are_told_apart_and_each_found_relabelled(seed):
         assert valid_mapping(labels, graph, l2, e2, _core.fcg_match(labels, graph, l2, e2))
 
 
-@pytest.mark.parametrize("gpus", [4, 8])
+@pytest.mark.parametrize("gpus", [4, 8, 16])
 @pytest.mark.parametrize("seed", range(8))
 def test_a_relabelled_all_to_all_pattern_matches_with_a_correct_mapping(gpus, seed):
     """Flows of an all-to-all on 2 rails, labelled by rail, joined by the
