@@ -82,6 +82,10 @@ BuildAdjacency(const FlowConflictGraph& g)
         adj.next[fill[e.a]++] = {e.b, e.weight};
         adj.next[fill[e.b]++] = {e.a, e.weight};
     }
+    for (size_t v = 0; v < n; ++v)
+    {
+        std::sort(adj.next.begin() + adj.start[v], adj.next.begin() + adj.start[v + 1]); // for Carries
+    }
     return adj;
 }
 
@@ -170,6 +174,29 @@ class IsomorphismSearch
         return true;
     }
 
+    /// Does `map` carry every edge of graph 1 onto an edge of graph 2 with
+    /// its weight? A wrong pairing usually fails within a few edges, so they
+    /// are looked up one by one in graph 2's sorted neighbour lists; only a
+    /// pairing that passes is compared as a whole (which also counts
+    /// repeated edges).
+    bool Carries(const std::vector<uint32_t>& map)
+    {
+        for (const auto& e : m_g1.edges)
+        {
+            ++m_work;
+            const uint32_t a = map[e.a];
+            const auto first = m_adj2.next.begin() + m_adj2.start[a];
+            const auto last = m_adj2.next.begin() + m_adj2.start[a + 1];
+            const std::pair<uint32_t, uint32_t> want{map[e.b], e.weight};
+            if (!std::binary_search(first, last, want))
+            {
+                return false;
+            }
+        }
+        m_work += 4 * m_g1.edges.size();
+        return NormalEdges(m_g1, &map) == m_edges2;
+    }
+
     static size_t Classes(const std::vector<uint64_t>& colour)
     {
         std::vector<uint64_t> sorted(colour);
@@ -229,8 +256,7 @@ class IsomorphismSearch
         {
             map[byColour1[i].second] = byColour2[i].second;
         }
-        m_work += 4 * m_g1.edges.size();
-        if (NormalEdges(m_g1, &map) == m_edges2)
+        if (Carries(map))
         {
             return true;
         }

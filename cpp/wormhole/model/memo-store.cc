@@ -91,25 +91,20 @@ FlowConflictGraph::ComputeHash() const
     // isomorphism invariant, so the hash stays one.
     std::vector<uint64_t> colour(vertexLabel);
     std::vector<uint64_t> next(n);
-    std::vector<uint64_t> around;
     std::vector<uint64_t> sorted;
     size_t classes = 0;
     for (size_t round = 0; round < std::min<size_t>(n, 8); ++round)
     {
         for (size_t v = 0; v < n; ++v)
         {
-            around.clear();
+            // The multiset of (neighbour colour, weight) as a sum of mixed
+            // pairs: independent of the neighbours' order without sorting.
+            uint64_t around = 0;
             for (const auto& [u, w] : adj[v])
             {
-                around.push_back(Mix(colour[u], w));
+                around += Mix(colour[u], w);
             }
-            std::sort(around.begin(), around.end());
-            uint64_t h = Mix(0x51ed27u, colour[v]);
-            for (uint64_t a : around)
-            {
-                h = Mix(h, a);
-            }
-            next[v] = h;
+            next[v] = Mix(Mix(0x51ed27u, colour[v]), around);
         }
         colour.swap(next);
         sorted = colour;
