@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <unordered_map>
+#include <vector>
 
 namespace ns3
 {
@@ -85,7 +85,9 @@ AddContentionEdges(const std::vector<MemoFlowView>& flows,
         lineRate.push_back(fs.lineRate);
     }
     const std::vector<bool> contended = CanBeBottleneck(loads, lineRate);
-    std::map<std::pair<uint32_t, uint32_t>, uint32_t> shared;
+    // Each pair of flows once per contended link they share, as (low, high)
+    // packed in one word; sorted, a pair's run length is its weight.
+    std::vector<uint64_t> pairs;
     for (size_t l = 0; l < loads.Size(); ++l)
     {
         const uint32_t* vs = loads.flows.data() + loads.start[l];
@@ -98,13 +100,20 @@ AddContentionEdges(const std::vector<MemoFlowView>& flows,
         {
             for (size_t b = a + 1; b < n; ++b)
             {
-                ++shared[{std::min(vs[a], vs[b]), std::max(vs[a], vs[b])}];
+                pairs.push_back(static_cast<uint64_t>(std::min(vs[a], vs[b])) << 32 | std::max(vs[a], vs[b]));
             }
         }
     }
-    for (const auto& [pair, weight] : shared)
+    std::sort(pairs.begin(), pairs.end());
+    for (size_t i = 0; i < pairs.size();)
     {
-        g.edges.push_back({pair.first, pair.second, weight});
+        size_t j = i;
+        while (j < pairs.size() && pairs[j] == pairs[i])
+        {
+            ++j;
+        }
+        g.edges.push_back({static_cast<uint32_t>(pairs[i] >> 32), static_cast<uint32_t>(pairs[i]), static_cast<uint32_t>(j - i)});
+        i = j;
     }
 }
 
