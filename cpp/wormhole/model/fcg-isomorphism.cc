@@ -33,6 +33,7 @@
 // colour numbering can cost a miss, never a wrong mapping. The search has a
 // budget of refinement work; past it the answer is "no" (a memo miss, as a
 // VF2 search past its budget was): deterministic, and never a wrong hit.
+#include "colour-refinement.h"
 #include "memo-store.h"
 #include "mix64.h"
 
@@ -53,41 +54,6 @@ namespace
 /// refinements of MoE's 50-flow patterns; a relabelled all-to-all among 32
 /// GPUs (992 flows) is found well within it.
 constexpr uint64_t kWorkBudget = 20'000'000;
-
-struct Adjacency
-{
-    std::vector<uint32_t> start; ///< neighbours of v: [start[v], start[v + 1])
-    std::vector<std::pair<uint32_t, uint32_t>> next; ///< (neighbour, weight)
-};
-
-Adjacency
-BuildAdjacency(const FlowConflictGraph& g)
-{
-    const size_t n = g.vertexLabel.size();
-    Adjacency adj;
-    adj.start.assign(n + 1, 0);
-    for (const auto& e : g.edges)
-    {
-        ++adj.start[e.a + 1];
-        ++adj.start[e.b + 1];
-    }
-    for (size_t v = 0; v < n; ++v)
-    {
-        adj.start[v + 1] += adj.start[v];
-    }
-    adj.next.resize(adj.start[n]);
-    std::vector<uint32_t> fill(adj.start.begin(), adj.start.end() - 1);
-    for (const auto& e : g.edges)
-    {
-        adj.next[fill[e.a]++] = {e.b, e.weight};
-        adj.next[fill[e.b]++] = {e.a, e.weight};
-    }
-    for (size_t v = 0; v < n; ++v)
-    {
-        std::sort(adj.next.begin() + adj.start[v], adj.next.begin() + adj.start[v + 1]); // for Carries
-    }
-    return adj;
-}
 
 /// Edges as sorted (low, high, weight) triples: equal lists, equal graphs.
 std::vector<std::tuple<uint32_t, uint32_t, uint32_t>>
@@ -129,49 +95,23 @@ class IsomorphismSearch
     /// number of vertices of some colour (or the budget ran out).
     bool Refine(std::vector<uint64_t>& c1, std::vector<uint64_t>& c2)
     {
-        size_t classes = Classes(c1);
+        size_t classes = CountColours(c1);
         for (;;)
         {
-            if (!Step(c1, m_adj1) || !Step(c2, m_adj2))
+            m_work += m_adj1.next.size() + m_adj2.next.size() + c1.size() + c2.size();
+            if (m_work > kWorkBudget)
             {
                 return false;
             }
-            if (!SameClassSizes(c1, c2))
+            RefineColours(m_adj1, c1, m_scratch);
+            RefineColours(m_adj2, c2, m_scratch);
+            const size_t now = ClassesIfAlike(c1, c2);
+            if (now == 0 || now == classes)
             {
-                return false;
-            }
-            const size_t now = Classes(c1);
-            if (now == classes)
-            {
-                return true;
+                return now != 0;
             }
             classes = now;
         }
-    }
-
-    bool Step(std::vector<uint64_t>& colour, const Adjacency& adj)
-    {
-        const size_t n = colour.size();
-        m_work += adj.next.size() + n;
-        if (m_work > kWorkBudget)
-        {
-            return false;
-        }
-        m_next.resize(n);
-        for (size_t v = 0; v < n; ++v)
-        {
-            // A sum of mixed (colour, weight) pairs: the same for any order
-            // of the neighbours, so the multiset needs no sorting.
-            uint64_t around = 0;
-            for (uint32_t k = adj.start[v]; k < adj.start[v + 1]; ++k)
-            {
-                const auto [u, w] = adj.next[k];
-                around += Mix64(colour[u] ^ (static_cast<uint64_t>(w) * 0x9e3779b97f4a7c15ULL));
-            }
-            m_next[v] = Mix64(Mix64(colour[v] + 0x243f6a8885a308d3ULL) ^ around);
-        }
-        colour.swap(m_next);
-        return true;
     }
 
     /// Does `map` carry every edge of graph 1 onto an edge of graph 2 with
@@ -197,20 +137,19 @@ class IsomorphismSearch
         return NormalEdges(m_g1, &map) == m_edges2;
     }
 
-    static size_t Classes(const std::vector<uint64_t>& colour)
-    {
-        std::vector<uint64_t> sorted(colour);
-        std::sort(sorted.begin(), sorted.end());
-        return static_cast<size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
-    }
-
-    static bool SameClassSizes(const std::vector<uint64_t>& c1, const std::vector<uint64_t>& c2)
+    /// The number of colours, if every colour has as many vertices in one
+    /// colouring as in the other; else 0.
+    static size_t ClassesIfAlike(const std::vector<uint64_t>& c1, const std::vector<uint64_t>& c2)
     {
         std::vector<uint64_t> a(c1);
         std::vector<uint64_t> b(c2);
         std::sort(a.begin(), a.end());
         std::sort(b.begin(), b.end());
-        return a == b;
+        if (a != b)
+        {
+            return 0;
+        }
+        return static_cast<size_t>(std::unique(a.begin(), a.end()) - a.begin());
     }
 
     bool Search(std::vector<uint64_t>& c1, std::vector<uint64_t>& c2, uint32_t depth, std::vector<uint32_t>& map)
@@ -289,10 +228,10 @@ class IsomorphismSearch
 
     const FlowConflictGraph& m_g1;
     const FlowConflictGraph& m_g2;
-    Adjacency m_adj1;
-    Adjacency m_adj2;
+    FcgAdjacency m_adj1;
+    FcgAdjacency m_adj2;
     std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> m_edges2;
-    std::vector<uint64_t> m_next;
+    std::vector<uint64_t> m_scratch;
     uint64_t m_work = 0;
 };
 

@@ -1,12 +1,12 @@
 #include "memo-store.h"
 
+#include "colour-refinement.h"
+#include "mix64.h"
+
 #include <algorithm>
 #include <cmath>
-#include <memory>
-#include <numeric>
-#include <tuple>
 #include <cstring>
-#include <map>
+#include <memory>
 
 namespace ns3
 {
@@ -15,17 +15,6 @@ namespace wormhole
 
 namespace
 {
-
-uint64_t
-Mix(uint64_t h, uint64_t v)
-{
-    // splitmix64-style combine: a stable hash across runs and machines.
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= h >> 31;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 27;
-    return h;
-}
 
 template <typename T>
 void
@@ -79,37 +68,18 @@ FlowConflictGraph::Hash() const
 uint64_t
 FlowConflictGraph::ComputeHash() const
 {
-    const size_t n = vertexLabel.size();
-    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adj(n);
-    for (const auto& e : edges)
-    {
-        adj[e.a].emplace_back(e.b, e.weight);
-        adj[e.b].emplace_back(e.a, e.weight);
-    }
     // Colour refinement (1-WL) for at most 8 rounds, stopping once the
     // colour classes no longer split: the stopping round is itself an
     // isomorphism invariant, so the hash stays one.
+    const size_t n = vertexLabel.size();
+    const FcgAdjacency adj = BuildAdjacency(*this);
     std::vector<uint64_t> colour(vertexLabel);
-    std::vector<uint64_t> next(n);
-    std::vector<uint64_t> sorted;
+    std::vector<uint64_t> scratch;
     size_t classes = 0;
     for (size_t round = 0; round < std::min<size_t>(n, 8); ++round)
     {
-        for (size_t v = 0; v < n; ++v)
-        {
-            // The multiset of (neighbour colour, weight) as a sum of mixed
-            // pairs: independent of the neighbours' order without sorting.
-            uint64_t around = 0;
-            for (const auto& [u, w] : adj[v])
-            {
-                around += Mix(colour[u], w);
-            }
-            next[v] = Mix(Mix(0x51ed27u, colour[v]), around);
-        }
-        colour.swap(next);
-        sorted = colour;
-        std::sort(sorted.begin(), sorted.end());
-        const auto now = static_cast<size_t>(std::unique(sorted.begin(), sorted.end()) - sorted.begin());
+        RefineColours(adj, colour, scratch);
+        const size_t now = CountColours(colour);
         if (now == classes)
         {
             break;
@@ -117,10 +87,10 @@ FlowConflictGraph::ComputeHash() const
         classes = now;
     }
     std::sort(colour.begin(), colour.end());
-    uint64_t h = Mix(n, edges.size());
+    uint64_t h = Mix64(Mix64(n) ^ edges.size());
     for (uint64_t c : colour)
     {
-        h = Mix(h, c);
+        h = Mix64(h ^ c);
     }
     return h;
 }
