@@ -13,7 +13,8 @@ import pytest
 
 from ns3wormhole import run, topology
 from ns3wormhole.workload import DagBuilder, ParallelSpec, Placement
-from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_ALLREDUCE
+from ns3wormhole.workload.dag import KIND_COMPUTE, KIND_DP_ALLREDUCE, build_dag
+from ns3wormhole.workload.models import Workload, gpt
 
 SRC = np.array([0, 1, 2, 3, 4, 5, 6, 7, 0, 2, 4, 6])
 DST = np.array([4, 5, 6, 7, 0, 1, 2, 3, 5, 7, 1, 3])
@@ -52,9 +53,6 @@ def test_a_flow_takes_one_path_whatever_order_flows_start_in(kernel):
 
 
 def test_both_kernels_put_a_training_steps_flows_on_the_same_paths():
-    from ns3wormhole.workload.dag import build_dag
-    from ns3wormhole.workload.models import Workload, gpt
-
     model = gpt("tiny", num_layers=2, hidden=1024, heads=16, seq_len=512, vocab=32000)
     dag = build_dag(Workload(model=model, parallel=ParallelSpec(tp=2, dp=4, pp=2), iterations=1))
     topo = topology.rail_optimized(8, 2, "100Gbps", "100Gbps", "1us")

@@ -46,14 +46,8 @@ def test_isomorphic_graphs_match_with_a_correct_mapping(seed):
     perm = [int(x) for x in rng.permutation(8)]
     l2, e2 = permute(labels, edges, perm)
     assert _core.fcg_hash(labels, edges) == _core.fcg_hash(l2, e2)
-    mapping = _core.fcg_match(labels, edges, l2, e2)
-    assert mapping is not None
-    # the mapping carries labels and weighted edges across
-    for i, lab in enumerate(labels):
-        assert l2[mapping[i]] == lab
-    weight2 = {frozenset((a, b)): w for a, b, w in e2}
-    for a, b, w in edges:
-        assert weight2[frozenset((mapping[a], mapping[b]))] == w
+    # the mapping carries labels and weighted edges across, one to one
+    assert valid_mapping(labels, edges, l2, e2, _core.fcg_match(labels, edges, l2, e2))
 
 
 def test_different_weights_or_labels_do_not_match():
