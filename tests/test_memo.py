@@ -421,14 +421,18 @@ def test_a_hit_puts_back_the_queue_its_transient_ended_with():
         assert (r.flows["credited_bytes"] < r.flows["bytes"]).all()
 
 
-def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size():
-    """Two 600 KB flows crossing the same spine (sharing links, so one
-    partition) never turn steady: 600 packets are fewer than even the quick
-    window a calm partition is judged on (l/4 samples of l/8
-    acknowledgements, 750 at l = 2000). The first wave's transient is stored
-    when a flow completes; the next two waves (the same flows left to send)
-    reuse it and skip to just before their ends; a wave of 700 KB flows must
-    not (its flows end elsewhere), and is stored as a record of its own."""
+@pytest.mark.parametrize("decouple", [True, False])
+def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size(decouple):
+    """Two 600 KB flows crossing the same spine never turn steady: 600
+    packets are fewer than even the quick window a calm partition is judged
+    on (l/4 samples of l/8 acknowledgements, 750 at l = 2000). The first
+    wave's transient is stored when a flow completes; the next two waves (the
+    same flows left to send) reuse it and skip to just before their ends; a
+    wave of 700 KB flows must not (its flows end elsewhere), and is stored as
+    a record of its own. The 400G spine cannot be their bottleneck, so each
+    flow is a partition of its own (a hit per flow and wave); with transit
+    links coupling (Definition 1) the two are one partition (a hit per
+    wave)."""
     from ns3wormhole.compare import compare_flows
     from ns3wormhole.flows import FlowSet
 
@@ -438,13 +442,16 @@ def test_a_transient_that_ends_in_a_completion_is_reused_for_flows_of_that_size(
         [FlowSet.from_lists([0, 1], [4, 5], [s, s], [k * 1_000_000] * 2) for k, s in enumerate(sizes)])
     # The first occurrence of each size is replayed: which records apply is
     # tested here, confirmation of random draws in test_memo_soundness.py.
-    cmp = compare_flows(topo, flows, wormhole=run.WormholeConfig(memo_confirmations=1))
+    config = run.WormholeConfig(memo_confirmations=1, decouple_transit=decouple)
+    cmp = compare_flows(topo, flows, wormhole=config)
     s = cmp.wormhole.stats
-    assert s["memo_hits"] == 2 and s["memo_inserts"] == 2
+    assert s["partition_largest_flows"] == (1 if decouple else 2)
+    assert s["memo_hits"] == (4 if decouple else 2) and s["memo_inserts"] == 2
     credited = cmp.wormhole.flows["credited_bytes"]
     assert (credited[:2] == 0).all() and (credited[2:6] > 0).all() and (credited[6:] == 0).all()
     assert cmp.fct_error.mean <= 0.01 and cmp.fct_error.max <= 0.05 and cmp.makespan_error <= 0.01
-    off = run.run_flows(topo, flows, kernel="wormhole", wormhole=run.WormholeConfig(memo=False))
+    off = run.run_flows(topo, flows, kernel="wormhole",
+                        wormhole=run.WormholeConfig(memo=False, decouple_transit=decouple))
     assert cmp.wormhole.events < off.events
 
 

@@ -89,9 +89,10 @@ def test_partition_sizes():
     assert sum(st["partition_flows_log2"]) == st["partitions_created"]
 
 
-def coupling(topo, flows) -> tuple[int, int]:
-    """(largest partition, largest group coupled through possible bottlenecks), in flows."""
-    st = wormhole(topo, flows).stats
+def coupling(topo, flows, decouple: bool = False) -> tuple[int, int]:
+    """(largest partition, largest group coupled through possible bottlenecks), in flows:
+    the statistic is measured on partitions as Definition 1 draws them (decouple off)."""
+    st = run_flows(topo, flows, FabricConfig(), "wormhole", WormholeConfig(decouple_transit=decouple)).stats
     assert sum(st["coupled_flows_log2"]) == st["partitions_created"]
     assert "coupled through possible bottlenecks" in partition_summary(st)
     return st["partition_largest_flows"], st["coupled_largest_flows"]
@@ -111,6 +112,9 @@ def test_a_link_its_flows_cannot_fill_does_not_couple():
     flows = FlowSet.from_lists([0, 1], [2, 3], [2 * MB] * 2)
     assert coupling(leaf_spine(2, 1, 2, "100Gbps", "400Gbps"), flows) == (2, 1)
     assert coupling(leaf_spine(2, 1, 2, "100Gbps", "100Gbps"), flows) == (2, 2)
+    # With transit links decoupled (the default) the partitions follow it.
+    assert coupling(leaf_spine(2, 1, 2, "100Gbps", "400Gbps"), flows, decouple=True) == (1, 1)
+    assert coupling(leaf_spine(2, 1, 2, "100Gbps", "100Gbps"), flows, decouple=True) == (2, 2)
 
 
 def test_skipped_patterns_are_not_booked():

@@ -55,6 +55,7 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["skips_to_known_start"] = s.skipsToKnownStart;
     d["memo_keys_deferred"] = s.memoKeysDeferred;
     d["memo_hits_replayed"] = s.memoHitsReplayed;
+    d["memo_hits_resumed"] = s.memoHitsResumed;
     d["memo_hits_deferred"] = s.memoHitsDeferred;
     d["memo_waived_bytes"] = s.memoWaivedBytes;
     d["memo_hits_deferred_lapsed"] = s.memoHitsDeferredLapsed;
@@ -90,6 +91,10 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["partition_flows_log2"] = WithoutTrailingZeros(s.partitionFlowsLog2);
     d["coupled_largest_flows"] = s.coupledLargestFlows;
     d["coupled_flows_log2"] = WithoutTrailingZeros(s.coupledFlowsLog2);
+    d["transit_judgements"] = s.transitJudgements;
+    d["coupling_judgements"] = s.couplingJudgements;
+    d["link_kind_changes"] = s.linkKindChanges;
+    d["transit_frames_filed"] = s.transitFramesFiled;
     return d;
 }
 } // namespace

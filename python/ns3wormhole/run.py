@@ -38,6 +38,7 @@ class WormholeConfig:
     memo: bool = True
     memo_restore_queues: bool = True
     memo_replay_joins: bool = True
+    decouple_transit: bool = True
     memo_direct_steady: bool = False
     memo_confirmations: int = 0
     memo_agreement: float = 0.02
@@ -68,6 +69,7 @@ class WormholeConfig:
             base + "Memo": "true" if self.memo else "false",
             base + "MemoRestoreQueues": "true" if self.memo_restore_queues else "false",
             base + "MemoReplayJoins": "true" if self.memo_replay_joins else "false",
+            base + "DecoupleTransitLinks": "true" if self.decouple_transit else "false",
             base + "MemoDirectSteady": "true" if self.memo_direct_steady else "false",
             base + "MemoConfirmations": str(int(self.memo_confirmations or 2)),
             base + "MemoAgreement": repr(float(self.memo_agreement)),

@@ -57,6 +57,10 @@ def partition_summary(stats: Mapping[str, Any]) -> str:
     if "coupled_largest_flows" in stats:
         line += (f"; coupled through possible bottlenecks: largest {stats['coupled_largest_flows']} flows; "
                  f"by flows {_by_flows(stats.get('coupled_flows_log2', []))}")
+    judged = int(stats.get("transit_judgements", 0)) + int(stats.get("coupling_judgements", 0))
+    if judged:
+        line += (f"; links judged transit {stats.get('transit_judgements', 0)} of {judged} times, "
+                 f"{stats.get('link_kind_changes', 0)} kind changes")
     return line
 
 

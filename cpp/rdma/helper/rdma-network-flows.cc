@@ -68,6 +68,7 @@ RdmaNetwork::AddQueuePair(const RdmaFlowSpec& s, int64_t startStep, uint32_t ecm
     auto qp = std::make_unique<RdmaQueuePair>();
     qp->index = static_cast<uint32_t>(index);
     qp->id = s.id;
+    m_flowIds.push_back(s.id);
     qp->ecmpKey = ecmpKey;
     qp->src = s.src;
     qp->dst = s.dst;

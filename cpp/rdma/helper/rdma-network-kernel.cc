@@ -238,6 +238,20 @@ RdmaNetwork::GetFramePayload(uint32_t flowId) const
     return nic ? nic->GetMtu() : 0;
 }
 
+double
+RdmaNetwork::GetAckWireRatio(uint32_t flowId) const
+{
+    const RdmaQueuePair& qp = FlowById(flowId);
+    const RdmaNic* nic = PeekPointer(m_nics[qp.src]);
+    if (!nic)
+    {
+        return 0;
+    }
+    const double data = static_cast<double>(nic->GetMtu() + nic->GetHeaderBytes() + qp.telemetryBytes) *
+                        std::max<uint32_t>(1, nic->GetAckInterval());
+    return static_cast<double>(kRdmaControlBytes + qp.telemetryBytes) / data;
+}
+
 uint64_t
 RdmaNetwork::GetFlowInFlight(uint32_t flowId) const
 {

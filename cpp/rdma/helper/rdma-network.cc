@@ -284,6 +284,7 @@ RdmaNetwork::Build(uint32_t numNodes,
         }
         dev->Setup(node, i, &m_pool, &m_counters);
         dev->SetEcnExemptions(&m_ecnExemptBelow);
+        dev->SetFlowIds(&m_flowIds);
         dev->TraceConnectWithoutContext("PfcReceived", MakeCallback(&RdmaNetwork::RecordPfcReceived, this, i));
         node->AggregateObject(dev);
         m_nodes.push_back(node);

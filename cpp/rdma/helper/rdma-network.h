@@ -185,6 +185,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     uint64_t GetFlowInFlight(uint32_t flowId) const override;
     bool SharesDrawnAt(uint32_t flowId, uint64_t portKey) const override;
     uint64_t GetFramePayload(uint32_t flowId) const override;
+    double GetAckWireRatio(uint32_t flowId) const override;
 
     // Results (valid during and after Simulator::Run()).
     std::vector<RdmaFlowRecord> GetFlowRecords() const;
@@ -290,6 +291,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     RdmaPacketPool m_pool;
     RdmaCounters m_counters;
     std::vector<uint64_t> m_ecnExemptBelow; ///< per flow index (SetInFlightEcnExempt)
+    std::vector<uint32_t> m_flowIds;        ///< per flow index, its id (RdmaDevice::SetFlowIds)
     RdmaNic::FlowTable m_flows;
     std::unordered_map<uint32_t, uint32_t> m_flowIndex; ///< flow id -> index
     uint32_t m_nextId = 0;

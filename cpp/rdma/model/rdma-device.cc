@@ -190,6 +190,13 @@ RdmaDevice::WaiveBytes(uint32_t port, uint64_t bytes)
 }
 
 const std::vector<uint64_t> RdmaDevice::kNoExemptions;
+const std::vector<uint32_t> RdmaDevice::kNoFlowIds;
+
+void
+RdmaDevice::SetFlowIds(const std::vector<uint32_t>* ids)
+{
+    m_flowIds = ids;
+}
 
 void
 RdmaDevice::SetEcnExemptions(const std::vector<uint64_t>* exemptBelow)
@@ -303,7 +310,10 @@ RdmaDevice::Transmit(RdmaPort& port, RdmaPacket* p)
         return;
     }
     m_counters->arrivalEvents++;
-    wormhole::OwnerScope owner(port.linkId);
+    // PFC frames belong to the link; every other frame to its flow.
+    const bool flowFrame = p->kind != RdmaPacketKind::PAUSE && p->kind != RdmaPacketKind::RESUME;
+    const uint32_t flow = flowFrame && p->flow < m_flowIds->size() ? (*m_flowIds)[p->flow] : wormhole::kNoFlow;
+    wormhole::OwnerScope owner(port.linkId, flow);
     Simulator::ScheduleWithContext(port.peerContext,
                                    TimeStep(tx + port.delay),
                                    &RdmaDevice::Receive,

@@ -136,6 +136,10 @@ class RdmaDevice : public Object
     /// carried (RdmaNetwork::SetInFlightEcnExempt). Shared by the network's
     /// devices.
     void SetEcnExemptions(const std::vector<uint64_t>* exemptBelow);
+    /// Per flow (dense index), its user-visible id: the name a frame's
+    /// arrival event gives the kernel (wormhole::g_currentFlow). Shared by
+    /// the network's devices.
+    void SetFlowIds(const std::vector<uint32_t>* ids);
 
     uint32_t GetIndex() const;
     Ptr<Node> GetNode() const;
@@ -179,6 +183,8 @@ class RdmaDevice : public Object
     }
     static const std::vector<uint64_t> kNoExemptions;
     const std::vector<uint64_t>* m_ecnExemptBelow = &kNoExemptions;
+    static const std::vector<uint32_t> kNoFlowIds;
+    const std::vector<uint32_t>* m_flowIds = &kNoFlowIds;
     uint64_t m_stepsPerSecond = 0;
 
   private:

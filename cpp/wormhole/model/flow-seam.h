@@ -29,6 +29,15 @@ constexpr uint32_t kFirstInterruptId = 0xff000000u;
 /// thread_local): ns-3's sequential kernels run events on one thread.
 inline uint32_t g_currentOwner = kNoOwner;
 
+/// kNoFlow: the event carries no flow's frame (a port's service, a PFC frame).
+constexpr uint32_t kNoFlow = 0xffffffffu;
+
+/// The flow whose frame the event being scheduled carries across its owner
+/// link (a frame's arrival at the link's far end). On a link no partition
+/// owns, the kernel files such an event under the frame's flow instead
+/// (docs/coupling.md, "Transit links").
+inline uint32_t g_currentFlow = kNoFlow;
+
 // NS3WH_NO_SEAM compiles every seam call away; it exists only so that
 // benchmarks/bench_seam.sh can measure what the seam costs a model running
 // under ns-3's default kernel.
@@ -42,12 +51,14 @@ inline uint32_t g_currentOwner = kNoOwner;
 class OwnerScope
 {
   public:
-    explicit OwnerScope(uint32_t owner)
-        : m_saved(g_currentOwner)
+    explicit OwnerScope(uint32_t owner, uint32_t flow = kNoFlow)
+        : m_saved(g_currentOwner),
+          m_savedFlow(g_currentFlow)
     {
         if constexpr (NS3WH_SEAM_ACTIVE)
         {
             g_currentOwner = owner;
+            g_currentFlow = flow;
         }
     }
 
@@ -56,6 +67,7 @@ class OwnerScope
         if constexpr (NS3WH_SEAM_ACTIVE)
         {
             g_currentOwner = m_saved;
+            g_currentFlow = m_savedFlow;
         }
     }
 
@@ -64,6 +76,7 @@ class OwnerScope
 
   private:
     uint32_t m_saved;
+    uint32_t m_savedFlow;
 };
 
 /// What a model tells the kernel about its flows. Implemented by the kernel;
@@ -136,6 +149,12 @@ class FlowCreditor
     /// The payload of one of the flow's full frames (0: unknown). A credit
     /// that leaves a flow less than a frame may complete it.
     virtual uint64_t GetFramePayload(uint32_t flowId) const
+    {
+        return 0;
+    }
+    /// Wire bytes of the flow's acknowledgements per wire byte of its data
+    /// (0: unknown): the load its data puts on the way back.
+    virtual double GetAckWireRatio(uint32_t flowId) const
     {
         return 0;
     }

@@ -43,7 +43,7 @@ WormholeSimulatorImpl::MemoViews(uint32_t partition) const
 void
 WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
 {
-    if (!m_memo || !FlowSeam::creditor)
+    if (!m_memo || !FlowSeam::creditor || StateOf(partition).relinkPending)
     {
         return;
     }
@@ -461,6 +461,7 @@ WormholeSimulatorImpl::MemoCutShort(uint32_t partition, int64_t back)
     PartitionState& st = StateOf(partition);
     const std::shared_ptr<const MemoCut> cut = std::move(st.memoCut);
     st.memoCut.reset();
+    m_stats.memoHitsResumed++;
     // Resumed from a checkpoint, the frozen frames stand for what the course
     // had in flight there, which met the queues ahead of it and their marks;
     // those beyond it are waived below.

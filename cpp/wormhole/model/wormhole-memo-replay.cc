@@ -45,7 +45,11 @@ WormholeSimulatorImpl::FlowJoining(const std::vector<uint32_t>& links)
         {
             continue;
         }
-        if (StateOf(p).memoCut && m_memoReplayJoins && m_replayUntil == 0 && FlowSeam::creditor)
+        // A replay runs the partition's own events only: its frames on
+        // transit ports, served by other partitions' events, would wait for
+        // the present. Such a hit resumes from its stored course instead.
+        if (StateOf(p).memoCut && m_memoReplayJoins && m_replayUntil == 0 && FlowSeam::creditor &&
+            !UsesTransit(p))
         {
             ReplayCutHit(p);
         }

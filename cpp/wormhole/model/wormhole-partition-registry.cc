@@ -38,7 +38,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     OpenEpisode(partition); // why-not: the pattern changed
     DropDeferredHit(partition); // found for the pattern that was
     PartitionState& st = StateOf(partition);
-    st.locked = false;
+    st.locked = st.relinkPending; // its flows join others first (RelinkAfterHit)
     st.retryAfter = 0;
     st.skippedSinceAnchor = 0;
     st.steadyFlows = 0;
@@ -208,11 +208,22 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
         double payload = 0;
         FlowSeam::creditor->GetLinkCapacity(fs.firstLink, fs.ccRate, payload); // RDMA starts at line rate
         fs.lineRate = fs.ccRate;
+        fs.ackRatio = FlowSeam::creditor->GetAckWireRatio(flowId);
         NameDataPorts(flowId, fs);
     }
     m_flowSkipped.emplace(flowId, 0);
-    const uint32_t partition = m_partitions.AddFlow(flowId, links);
+    // Its load may turn links it shares with others coupling (or transit):
+    // their flows join the partitions of their coupling links anew.
+    const std::vector<uint32_t> relinked = Relink(LoadFlow(flowId, fs, true), flowId);
+    const uint32_t partition = m_partitions.AddFlow(flowId, CouplingLinks(fs));
     ResetPartition(partition);
+    for (uint32_t p : relinked)
+    {
+        if (p != partition && m_partitions.Get(p).alive)
+        {
+            ResetPartition(p);
+        }
+    }
 }
 
 void
@@ -259,10 +270,22 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     {
         MemoRecordCompletion(partition, flowId);
     }
+    const std::vector<uint32_t> changed = LoadFlow(flowId, m_flows.at(flowId), false);
     m_flows.erase(flowId);
-    for (uint32_t p : m_partitions.RemoveFlow(flowId))
+    std::vector<uint32_t> reset = m_partitions.RemoveFlow(flowId);
+    for (uint32_t p : Relink(changed, flowId))
     {
-        ResetPartition(p);
+        if (std::find(reset.begin(), reset.end(), p) == reset.end())
+        {
+            reset.push_back(p);
+        }
+    }
+    for (uint32_t p : reset)
+    {
+        if (m_partitions.Get(p).alive)
+        {
+            ResetPartition(p);
+        }
     }
 }
 

@@ -86,6 +86,14 @@ WormholeSimulatorImpl::GetTypeId()
                                           BooleanValue(true),
                                           MakeBooleanAccessor(&WormholeSimulatorImpl::m_memoRestoreQueues),
                                           MakeBooleanChecker())
+                            .AddAttribute("DecoupleTransitLinks",
+                                          "Join flows into one partition only over links that can "
+                                          "be a bottleneck for them (and host links); a frame "
+                                          "crossing any other link is moved by its own flow's "
+                                          "skips (docs/coupling.md)",
+                                          BooleanValue(true),
+                                          MakeBooleanAccessor(&WormholeSimulatorImpl::m_decoupleTransit),
+                                          MakeBooleanChecker())
                             .AddAttribute("MemoReplayJoins",
                                           "When a flow nobody announced joins a partition a memo "
                                           "hit is skipping, undo the hit and simulate the "

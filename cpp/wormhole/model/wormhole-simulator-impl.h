@@ -89,6 +89,7 @@ struct WormholeKernelStats
     uint64_t memoBacklogBytes = 0; ///< queued bytes put back on switch ports by memo hits
     uint64_t memoKeysDeferred = 0; ///< lookups not made because the store was empty (docs/why-not.md)
     uint64_t memoHitsReplayed = 0; ///< hits undone by a flow joining mid-way, their partition replayed
+    uint64_t memoHitsResumed = 0;  ///< hits cut short and resumed from their stored course instead
     uint64_t memoWaivedBytes = 0; ///< bytes in flight beyond the course's that ports sent without wire time
     uint64_t memoHitsDeferred = 0; ///< hits put off until their pattern's first round trip was delivered
     uint64_t memoHitsDeferredLapsed = 0; ///< of those, not taken then (too little left, a known join)
@@ -115,6 +116,13 @@ struct WormholeKernelStats
     /// largest group binned as partitionFlowsLog2.
     uint64_t coupledLargestFlows = 0;
     std::array<uint64_t, 32> coupledFlowsLog2{};
+    /// Transit links (docs/coupling.md): links judged transit when a flow
+    /// started or ended (each judgement counted), changes of a link's kind
+    /// while other flows used it, and frames filed under their flow.
+    uint64_t transitJudgements = 0;
+    uint64_t couplingJudgements = 0;
+    uint64_t linkKindChanges = 0;
+    uint64_t transitFramesFiled = 0;
 };
 
 class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListener
@@ -202,7 +210,16 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         }
         if (m_tracking && wormhole::g_currentOwner != wormhole::kNoOwner)
         {
-            Track(wormhole::g_currentOwner, event, ts, ev.key.m_uid, context);
+            const uint32_t owner = wormhole::g_currentOwner;
+            if (wormhole::g_currentFlow != wormhole::kNoFlow && owner < m_transit.size() && m_transit[owner])
+                [[unlikely]]
+            {
+                FileTransitFrame(ev);
+            }
+            else
+            {
+                Track(owner, event, ts, ev.key.m_uid, context);
+            }
         }
         m_events->Insert(ev);
         return ev.key.m_uid;
@@ -267,6 +284,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t settle = 0; ///< samples since the partition last changed
         bool memoCheck = false; ///< look the pattern up at the next acknowledgement
         double lineRate = 0;
+        double fairRate = 0; ///< its max-min fair rate among the flows it shares links with
+        double ackRatio = 0; ///< acknowledgement bytes per data byte on the wire
         bool calm = false;      ///< no flow of its partition was ever cut (docs/fast-forward.md)
         bool everCut = false;   ///< its CC rate was ever below line rate
         bool quick = false;     ///< judged on the short window (calm, never cut)
@@ -343,6 +362,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool locked = false; ///< no new skip until the partition changes
         bool skipping = false;
         uint64_t skipEnd = 0;
+        int64_t skipShift = 0; ///< how far the running skip moved the partition's events
+        /// A link its flows cross turned coupling during its memo hit: they
+        /// join at the hit's end (RelinkAfterHit); no new skip until then.
+        bool relinkPending = false;
+        std::vector<uint32_t> mixedLinks; ///< the links that turned, held mixed until then
         uint64_t retryAfter = 0; ///< no skip attempt before this time
         int64_t skippedSinceAnchor = 0;
         // A memo miss: the pattern as it formed, to be stored when steady.
@@ -428,6 +452,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         {
             TrackSlow(owner);
         }
+        File(owner, impl, ts, uid, context);
+    }
+    /// Track without its rare cases: the link is known to be in the index.
+    void File(uint32_t owner, EventImpl* impl, uint64_t ts, uint32_t uid, uint32_t context)
+    {
         LinkIndex& index = m_linkEvents[owner];
         ++index.scheduled;
         // Not indexed, an event due within MinSkip (a frame's, most of them)
@@ -446,6 +475,54 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     }
     /// Track's rare cases: a link seen for the first time, or one of a skipping partition.
     void TrackSlow(uint32_t owner);
+
+    // ---- transit links (wormhole-transit-links.cc, docs/coupling.md) ----
+    /// A frame's arrival over a transit link: filed under its flow's own
+    /// first link, and moved by its partition's skip if one is running.
+    void FileTransitFrame(Scheduler::Event& ev);
+    /// Adds (or removes) the flow's data to the loads of the ports it
+    /// crosses and re-judges the links whose loads changed; returns the
+    /// links in use by other flows whose kind (coupling, transit) changed.
+    std::vector<uint32_t> LoadFlow(uint32_t flowId, const FlowState& fs, bool add);
+    /// The flow's links that join partitions: all of them, unless transit
+    /// links are decoupled; then its host links and its coupling links.
+    std::vector<uint32_t> CouplingLinks(const FlowState& fs) const;
+    /// The flows using links whose kind changed join the partitions of
+    /// their coupling links anew; returns the partitions they are now in.
+    std::vector<uint32_t> Relink(const std::vector<uint32_t>& changed, uint32_t except);
+    /// Whether a flow of the partition crosses a transit link.
+    bool UsesTransit(uint32_t partition) const;
+    /// Relinks a partition whose memo hit held its flows apart (Relink).
+    void RelinkAfterHit(uint32_t partition);
+    /// Schedules RelinkAfterHit at `at` (kernel event, owned by no link).
+    void ScheduleRelink(uint32_t partition, uint64_t at);
+
+    /// One direction of a link, as the flows whose data crosses it load it.
+    struct PortLoad
+    {
+        double capacity = 0;
+        uint32_t link = 0;
+        double demand = 0;    ///< the flows' max-min fair rates, summed
+        double ackDemand = 0; ///< their acknowledgements' rate, sent the other way on the link
+        std::vector<uint32_t> flows;
+    };
+    struct LinkUse
+    {
+        uint32_t pins = 0;              ///< flows whose host link it is: always coupling
+        uint32_t mixed = 0;             ///< partitions crossing it that join it only after their hit
+        bool coupling = true;           ///< its kind when last judged
+        std::vector<uint32_t> users;    ///< flows crossing it (data or acknowledgements)
+        std::vector<uint64_t> ports;    ///< its directions seen so far (at most two)
+    };
+    /// Max-min fair rates of the flows (FlowState::fairRate).
+    void WaterFill(const std::vector<uint32_t>& flows);
+    bool m_decoupleTransit = true;
+    /// Partitions as Definition 1 draws them, over every link: the flows
+    /// whose fair rates depend on each other's.
+    wormhole::PartitionTracker m_footprint;
+    std::unordered_map<uint64_t, PortLoad> m_portLoads;
+    std::vector<LinkUse> m_linkUse;
+    std::vector<uint8_t> m_transit; ///< per link: in use and transit (read in Insert)
     void CompactLink(uint32_t link);
     /// Indexes the partition's links or stops, by whether a skip of it may
     /// come before it changes again (at each change: ResetPartition).

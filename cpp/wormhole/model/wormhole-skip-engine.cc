@@ -62,6 +62,10 @@ WormholeSimulatorImpl::SkipBack(uint32_t partition)
         }
     }
     st.creditRates.clear();
+    if (st.relinkPending)
+    {
+        ScheduleRelink(partition, m_currentTs); // its hit ended here: its flows join now
+    }
     m_stats.skipBacks++;
     m_stats.timeSkippedNs -= back;
     ResetPartition(partition);
@@ -444,6 +448,7 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
     st.creditRates = std::move(rates); // what a skip-back takes back
     st.skipping = true;
     st.skipEnd = end;
+    st.skipShift = skip;
     ++m_activeSkips;
 }
 

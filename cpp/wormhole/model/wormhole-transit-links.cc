@@ -1,0 +1,490 @@
+// WormholeSimulatorImpl, transit links: which links join flows into one
+// partition, and what a skip does to frames on the others
+// (docs/coupling.md, "Transit links").
+//
+// A link couples the flows crossing it when it can be a bottleneck for
+// them: in one of its directions, the flows whose data crosses it, at their
+// max-min fair rates, plus the acknowledgements the other direction's flows
+// send back, fill its capacity (re-judged as flows start and end). A host
+// link always couples: its NIC port holds its flows' own state (queues,
+// pacing, CC timers). Every other link in use is transit: in the steady
+// state its queues stay short, so what crosses it does not shape anyone's
+// rate, and partitions are joined over coupling links only.
+//
+// A transit link belongs to no partition, so a skip never freezes its
+// ports: their service goes on for the other partitions' frames. A frame of
+// a skipped flow is frozen on its wire instead. Its arrival at the link's
+// far end is filed under its flow's first link (in its partition), so the
+// skip moves it; a frame the transit port sends while its flow's partition
+// skips arrives that skip's shift later, as if the partition's time had
+// stood still while the port worked through the queue ahead of it. What
+// this approximates: the other partitions' frames at that port no longer
+// queue behind the skipped flows' sends of the skipped time (there are
+// none), which matters only as far as the port's queue does, and a transit
+// port's queue is short by definition.
+#include "wormhole-simulator-impl.h"
+
+#include "ns3/log.h"
+#include "ns3/make-event.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("WormholeTransitLinks");
+
+using wormhole::FlowSeam;
+using wormhole::PartitionTracker;
+
+namespace
+{
+/// A port whose bounded demand reaches this share of its capacity can be a
+/// bottleneck (the same bound as CanBeBottleneck, bottleneck.cc).
+constexpr double kFillable = 0.99;
+
+void
+EraseOne(std::vector<uint32_t>& v, uint32_t x)
+{
+    if (auto it = std::find(v.begin(), v.end(), x); it != v.end())
+    {
+        *it = v.back();
+        v.pop_back();
+    }
+}
+
+void
+AddOnce(std::vector<uint32_t>& v, uint32_t x)
+{
+    if (std::find(v.begin(), v.end(), x) == v.end())
+    {
+        v.push_back(x);
+    }
+}
+} // namespace
+
+void
+WormholeSimulatorImpl::FileTransitFrame(Scheduler::Event& ev)
+{
+    const auto it = m_flows.find(wormhole::g_currentFlow);
+    if (it == m_flows.end())
+    {
+        // The flow has ended (its last acknowledgement): the link's own.
+        Track(wormhole::g_currentOwner, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
+        return;
+    }
+    const uint32_t home = it->second.firstLink;
+    const uint32_t partition = m_partitions.PartitionOfLink(home);
+    if (partition == m_partitions.PartitionOfLink(wormhole::g_currentOwner))
+    {
+        // A link held mixed for another partition's hit, coupling for this
+        // frame's own: the link's event.
+        Track(wormhole::g_currentOwner, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
+        return;
+    }
+    if (home >= m_linkEvents.size())
+    {
+        IndexAllIfStoreHolds();
+        GrowLinkIndex(home + 1);
+    }
+    if (m_activeSkips > 0)
+    {
+        if (partition != PartitionTracker::kNone && IsSkipping(partition))
+        {
+            ev.key.m_ts += static_cast<uint64_t>(StateOf(partition).skipShift);
+            m_shifted[ev.key.m_uid] = ev.key.m_ts;
+        }
+    }
+    ++m_stats.transitFramesFiled;
+    File(home, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
+}
+
+std::vector<uint32_t>
+WormholeSimulatorImpl::CouplingLinks(const FlowState& fs) const
+{
+    if (!m_decoupleTransit || !FlowSeam::creditor)
+    {
+        return fs.links;
+    }
+    std::vector<uint32_t> coupling;
+    for (uint32_t link : fs.links)
+    {
+        if (link >= m_linkUse.size() || m_linkUse[link].coupling)
+        {
+            coupling.push_back(link);
+        }
+    }
+    return coupling;
+}
+
+void
+WormholeSimulatorImpl::WaterFill(const std::vector<uint32_t>& flows)
+{
+    // Progressive filling: every flow not yet held rises at the same rate
+    // until it reaches its line rate or one of its ports fills; those flows
+    // are held there, and the others go on.
+    std::unordered_map<uint64_t, std::pair<double, uint32_t>> ports; // key -> (capacity left, rising flows)
+    for (uint32_t f : flows)
+    {
+        FlowState& fs = m_flows.at(f);
+        fs.fairRate = 0;
+        for (const auto& [key, line] : fs.dataPorts)
+        {
+            auto [it, fresh] = ports.try_emplace(key, m_portLoads.at(key).capacity, 0);
+            ++it->second.second;
+        }
+    }
+    std::vector<uint32_t> rising(flows);
+    double level = 0;
+    while (!rising.empty())
+    {
+        double step = std::numeric_limits<double>::infinity();
+        for (uint32_t f : rising)
+        {
+            step = std::min(step, m_flows.at(f).lineRate - level);
+        }
+        for (const auto& [key, port] : ports)
+        {
+            if (port.second > 0)
+            {
+                step = std::min(step, port.first / port.second);
+            }
+        }
+        step = std::max(step, 0.0);
+        level += step;
+        for (auto& [key, port] : ports)
+        {
+            port.first -= step * port.second;
+        }
+        std::vector<uint32_t> still;
+        for (uint32_t f : rising)
+        {
+            FlowState& fs = m_flows.at(f);
+            bool held = fs.lineRate - level <= 1e-9 * fs.lineRate;
+            for (const auto& [key, line] : fs.dataPorts)
+            {
+                held = held || ports.at(key).first <= 1e-9 * line;
+            }
+            if (held)
+            {
+                fs.fairRate = level;
+            }
+            else
+            {
+                still.push_back(f);
+            }
+        }
+        for (uint32_t f : rising)
+        {
+            const FlowState& fs = m_flows.at(f);
+            if (fs.fairRate > 0)
+            {
+                for (const auto& [key, line] : fs.dataPorts)
+                {
+                    --ports.at(key).second;
+                }
+            }
+        }
+        if (still.size() == rising.size())
+        {
+            break; // nothing left to fill (zero capacities): keep them at 0
+        }
+        rising.swap(still);
+    }
+}
+
+std::vector<uint32_t>
+WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
+{
+    // A link couples the flows crossing it if a direction of it is full at
+    // their max-min fair rates, acknowledgements of the other direction
+    // counted. Max-min, not each flow's equal share of every link: a flow
+    // held back elsewhere leaves its share to the others (two line-rate
+    // flows beside two incasts fill a 400G uplink that equal shares of six
+    // would call two-thirds full). The fair rates depend only on the flows
+    // linked to this one through shared links, the footprint partition.
+    std::vector<uint32_t> changed;
+    if (!m_decoupleTransit || !FlowSeam::creditor || fs.links.empty())
+    {
+        return changed;
+    }
+    const uint32_t maxLink = *std::max_element(fs.links.begin(), fs.links.end());
+    if (maxLink >= m_linkUse.size())
+    {
+        m_linkUse.resize(maxLink + 1);
+        m_transit.resize(maxLink + 1, 0);
+    }
+    for (uint32_t link : fs.links)
+    {
+        add ? AddOnce(m_linkUse[link].users, flowId) : EraseOne(m_linkUse[link].users, flowId);
+    }
+    const int pin = add ? 1 : -1;
+    m_linkUse[fs.links.front()].pins += pin;
+    if (fs.dataHops > 1)
+    {
+        m_linkUse[fs.links[fs.dataHops - 1]].pins += pin;
+    }
+    for (size_t h = 0; h < fs.dataPorts.size(); ++h)
+    {
+        const uint64_t key = fs.dataPorts[h].first;
+        auto [it, fresh] = m_portLoads.try_emplace(key);
+        PortLoad& port = it->second;
+        if (fresh)
+        {
+            port.capacity = fs.dataPorts[h].second;
+            port.link = fs.links[h];
+            auto& ports = m_linkUse[port.link].ports;
+            if (std::find(ports.begin(), ports.end(), key) == ports.end())
+            {
+                ports.push_back(key);
+            }
+        }
+        add ? port.flows.push_back(flowId) : EraseOne(port.flows, flowId);
+    }
+    std::vector<uint32_t> footprints;
+    if (add)
+    {
+        footprints.push_back(m_footprint.AddFlow(flowId, fs.links));
+    }
+    else
+    {
+        footprints = m_footprint.RemoveFlow(flowId);
+    }
+    std::vector<uint32_t> flows;
+    std::vector<uint32_t> links(fs.links);
+    for (uint32_t p : footprints)
+    {
+        const auto& part = m_footprint.Get(p);
+        flows.insert(flows.end(), part.flows.begin(), part.flows.end());
+        links.insert(links.end(), part.links.begin(), part.links.end());
+    }
+    WaterFill(flows);
+    std::sort(links.begin(), links.end());
+    links.erase(std::unique(links.begin(), links.end()), links.end());
+    for (uint32_t link : links)
+    {
+        for (uint64_t key : m_linkUse[link].ports)
+        {
+            PortLoad& port = m_portLoads.at(key);
+            port.demand = 0;
+            port.ackDemand = 0;
+            for (uint32_t g : port.flows)
+            {
+                const FlowState& gs = m_flows.at(g);
+                port.demand += gs.fairRate;
+                port.ackDemand += gs.fairRate * gs.ackRatio;
+            }
+        }
+    }
+    for (uint32_t link : links)
+    {
+        LinkUse& use = m_linkUse[link];
+        bool coupling = use.pins > 0;
+        for (uint64_t key : use.ports)
+        {
+            const PortLoad& port = m_portLoads.at(key);
+            double acks = 0; // sent back over the link's other direction's port
+            for (uint64_t other : use.ports)
+            {
+                acks += other == key ? 0.0 : m_portLoads.at(other).ackDemand;
+            }
+            coupling = coupling || port.demand + acks >= kFillable * port.capacity;
+        }
+        if (use.users.empty())
+        {
+            use.coupling = true;
+            m_transit[link] = 0;
+            continue;
+        }
+        ++(coupling ? m_stats.couplingJudgements : m_stats.transitJudgements);
+        const size_t others = use.users.size() - (add ? 1 : 0);
+        if (coupling != use.coupling && others > 0)
+        {
+            changed.push_back(link);
+        }
+        use.coupling = coupling;
+        m_transit[link] = coupling && use.mixed == 0 ? 0 : 1;
+    }
+    return changed;
+}
+
+std::vector<uint32_t>
+WormholeSimulatorImpl::Relink(const std::vector<uint32_t>& changed, uint32_t except)
+{
+    std::vector<uint32_t> partitions;
+    if (changed.empty())
+    {
+        return partitions;
+    }
+    m_stats.linkKindChanges += changed.size();
+    std::vector<uint32_t> flows;
+    for (uint32_t link : changed)
+    {
+        NS_LOG_INFO("link " << link << " is now " << (m_linkUse[link].coupling ? "coupling" : "transit"));
+        for (uint32_t f : m_linkUse[link].users)
+        {
+            if (f != except && m_partitions.HasFlow(f))
+            {
+                AddOnce(flows, f);
+            }
+        }
+        if (!m_linkUse[link].coupling && link < m_linkEvents.size())
+        {
+            // Frames filed under the link while it coupled are not moved by
+            // their flows' skips: a skip waits until they have arrived.
+            const LinkIndex& index = m_linkEvents[link];
+            uint64_t latest = index.untrackedUntil;
+            for (const TrackedEvent& e : index.events)
+            {
+                latest = IsPending(e) ? std::max(latest, e.ts) : latest;
+            }
+            for (uint32_t f : flows)
+            {
+                const uint32_t home = m_flows.at(f).firstLink;
+                GrowLinkIndex(home + 1);
+                m_linkEvents[home].untrackedUntil = std::max(m_linkEvents[home].untrackedUntil, latest);
+            }
+        }
+    }
+    std::vector<uint32_t> before;
+    for (uint32_t f : flows)
+    {
+        AddOnce(before, m_partitions.PartitionOfFlow(f));
+    }
+    std::vector<uint32_t> held;
+    for (uint32_t p : before)
+    {
+        PartitionState& st = StateOf(p);
+        if (IsSkipping(p) && st.memoCut)
+        {
+            // A memo hit cut short resumes from its stored course, which
+            // errs (docs/memo.md), and a replay cannot run a partition's
+            // frames through transit ports that others' frames use now. The
+            // hit runs its course apart from the partitions the link now
+            // joins; its flows join them when it ends. Till then the link
+            // stays mixed: its frames of the hit's flows move with the hit.
+            held.push_back(p);
+            for (uint32_t link : changed)
+            {
+                if (m_linkUse[link].coupling && std::find(st.mixedLinks.begin(), st.mixedLinks.end(), link) ==
+                                                    st.mixedLinks.end())
+                {
+                    st.mixedLinks.push_back(link);
+                    ++m_linkUse[link].mixed;
+                    m_transit[link] = 1;
+                }
+            }
+            ScheduleRelink(p, st.skipEnd);
+            continue;
+        }
+        CloseEpisode(p); // why-not: its pattern ends here
+        if (IsSkipping(p))
+        {
+            SkipBack(p);
+        }
+    }
+    // A skip-back's credit may have ended a flow.
+    std::erase_if(flows, [this, &held](uint32_t f) {
+        return !m_partitions.HasFlow(f) || !m_flows.count(f) ||
+               std::find(held.begin(), held.end(), m_partitions.PartitionOfFlow(f)) != held.end();
+    });
+    for (uint32_t f : flows)
+    {
+        for (uint32_t p : m_partitions.RemoveFlow(f))
+        {
+            AddOnce(partitions, p);
+        }
+    }
+    for (uint32_t f : flows)
+    {
+        AddOnce(partitions, m_partitions.AddFlow(f, CouplingLinks(m_flows.at(f))));
+    }
+    std::erase_if(partitions, [this](uint32_t p) { return !m_partitions.Get(p).alive; });
+    return partitions;
+}
+
+void
+WormholeSimulatorImpl::ScheduleRelink(uint32_t partition, uint64_t at)
+{
+    PartitionState& st = StateOf(partition);
+    st.relinkPending = true;
+    st.locked = true; // no new skip before its flows have joined
+    wormhole::OwnerScope none(wormhole::kNoOwner);
+    Insert(MakeEvent(&WormholeSimulatorImpl::RelinkAfterHit, this, partition), std::max(at, m_currentTs),
+           m_currentContext);
+}
+
+void
+WormholeSimulatorImpl::RelinkAfterHit(uint32_t partition)
+{
+    PartitionState& st = StateOf(partition);
+    if (!st.relinkPending)
+    {
+        return; // done already (a skip-back scheduled it again for now)
+    }
+    if (IsSkipping(partition))
+    {
+        SkipBack(partition); // cut short and restarted since: not a hit's skip
+    }
+    st.relinkPending = false;
+    for (uint32_t link : st.mixedLinks)
+    {
+        LinkUse& use = m_linkUse[link];
+        --use.mixed;
+        m_transit[link] = use.coupling && use.mixed == 0 ? 0 : (use.users.empty() ? 0 : 1);
+    }
+    st.mixedLinks.clear();
+    if (!m_partitions.Get(partition).alive)
+    {
+        return;
+    }
+    CloseEpisode(partition);
+    const std::vector<uint32_t> flows = m_partitions.Get(partition).flows;
+    std::vector<uint32_t> partitions;
+    for (uint32_t f : flows)
+    {
+        for (uint32_t p : m_partitions.RemoveFlow(f))
+        {
+            AddOnce(partitions, p);
+        }
+    }
+    for (uint32_t f : flows)
+    {
+        for (uint32_t p : m_partitions.PartitionsOfLinks(CouplingLinks(m_flows.at(f))))
+        {
+            CloseEpisode(p);
+            if (IsSkipping(p))
+            {
+                SkipBack(p);
+            }
+        }
+        AddOnce(partitions, m_partitions.AddFlow(f, CouplingLinks(m_flows.at(f))));
+    }
+    for (uint32_t p : partitions)
+    {
+        if (m_partitions.Get(p).alive)
+        {
+            ResetPartition(p);
+        }
+    }
+}
+
+bool
+WormholeSimulatorImpl::UsesTransit(uint32_t partition) const
+{
+    for (uint32_t f : m_partitions.Get(partition).flows)
+    {
+        for (uint32_t link : m_flows.at(f).links)
+        {
+            if (link < m_transit.size() && m_transit[link])
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+} // namespace ns3
