@@ -76,7 +76,7 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
                                            hit->map,
                                            views,
                                            m_theta,
-                                           static_cast<double>(m_completionMargin.GetNanoSeconds()),
+                                           HitMargin(*hit),
                                            LargestFrame(partition));
         if (delay > 0 && DeferMemoHit(partition, *hit, steady, delay))
         {
@@ -207,7 +207,7 @@ WormholeSimulatorImpl::MemoHitEnding(uint32_t partition,
     // left to run packet by packet), in the state the flows had then.
     const wormhole::MemoRecord& rec = *hit.record;
     const auto& map = hit.map;
-    const double marginNs = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    const double marginNs = HitMargin(hit);
     std::vector<double> upTo;
     double back = 0;
     for (uint32_t i = 0; i < map.size(); ++i)

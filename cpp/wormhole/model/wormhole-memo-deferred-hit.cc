@@ -17,6 +17,23 @@ NS_LOG_COMPONENT_DEFINE("WormholeMemoDeferredHit");
 
 using wormhole::FlowSeam;
 
+double
+WormholeSimulatorImpl::HitMargin(const wormhole::MemoMatch::Hit& hit) const
+{
+    // A replay credits a stored occurrence's course for the one now. The
+    // memo takes occurrences whose durations agree within MemoAgreement for
+    // the same, so that is the error a replay's timing may have: skipped to
+    // that far before the stored completion, no flow is credited past what
+    // it would have sent by then, and the completion runs packet by packet.
+    // The fixed CompletionMargin (20 us: 42 of each 512 frames of a MoE
+    // all-to-all flow at 16.7 Gb/s, 8% of a 250 us transient) bounds it.
+    // What the occurrences measured among themselves is no bound: two of
+    // them may agree to the ns and the third not (moe-8x7b: FCT mean 1.28%
+    // against 0.50%, docs/memo.md).
+    const double cap = static_cast<double>(m_completionMargin.GetNanoSeconds());
+    return std::min(cap, m_memoAgreement * static_cast<double>(hit.record->transientNs));
+}
+
 const wormhole::MemoCheckpoint&
 WormholeSimulatorImpl::MemoSkipEnd(const wormhole::MemoRecord& rec, const wormhole::MemoCheckpoint& at, double marginNs)
 {
@@ -116,7 +133,7 @@ WormholeSimulatorImpl::DeferMemoHit(uint32_t partition,
                                     int64_t delayNs)
 {
     const wormhole::MemoRecord& rec = *hit.record;
-    const int64_t left = rec.transientNs - delayNs - (steady ? 0 : m_completionMargin.GetNanoSeconds());
+    const int64_t left = rec.transientNs - delayNs - (steady ? 0 : static_cast<int64_t>(HitMargin(hit)));
     if (left < m_minSkip.GetNanoSeconds())
     {
         return false; // nothing worth skipping would be left of it
@@ -195,9 +212,7 @@ WormholeSimulatorImpl::MemoHitEndingDeferred(uint32_t partition,
         return false;
     }
     const wormhole::MemoCourse& course = *rec.course;
-    const wormhole::MemoCheckpoint* at = &MemoSkipEnd(rec,
-                                                      CheckpointAt(course, from.into),
-                                                      static_cast<double>(m_completionMargin.GetNanoSeconds()));
+    const wormhole::MemoCheckpoint* at = &MemoSkipEnd(rec, CheckpointAt(course, from.into), HitMargin(hit));
     // The credit must leave each flow a frame to deliver: credited to its
     // last byte with nothing in flight, a flow completes inside the credit
     // (a DCQCN flow of a 4-to-1 incast on 1 us links ended 91% early so).

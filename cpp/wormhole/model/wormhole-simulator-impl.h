@@ -492,6 +492,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<uint32_t> Relink(const std::vector<uint32_t>& changed, uint32_t except);
     /// Whether a flow of the partition crosses a transit link.
     bool UsesTransit(uint32_t partition) const;
+    /// What a hit ending in a completion leaves to run packet by packet
+    /// before it (besides what it has in flight): the error its credit can
+    /// have, MemoAgreement of the stored transient, at most CompletionMargin.
+    double HitMargin(const wormhole::MemoMatch::Hit& hit) const;
     /// Relinks a partition whose memo hit held its flows apart (Relink).
     void RelinkAfterHit(uint32_t partition);
     /// Schedules RelinkAfterHit at `at` (kernel event, owned by no link).
