@@ -285,6 +285,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool memoCheck = false; ///< look the pattern up at the next acknowledgement
         double lineRate = 0;
         double fairRate = 0; ///< its max-min fair rate among the flows it shares links with
+        std::vector<uint32_t> portLoads; ///< its data ports' entries in m_portLoads (transit links)
         double ackRatio = 0; ///< acknowledgement bytes per data byte on the wire
         bool calm = false;      ///< no flow of its partition was ever cut (docs/fast-forward.md)
         bool everCut = false;   ///< its CC rate was ever below line rate
@@ -516,7 +517,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t mixed = 0;             ///< partitions crossing it that join it only after their hit
         bool coupling = true;           ///< its kind when last judged
         std::vector<uint32_t> users;    ///< flows crossing it (data or acknowledgements)
-        std::vector<uint64_t> ports;    ///< its directions seen so far (at most two)
+        std::vector<uint32_t> ports;    ///< its directions seen so far (at most two), in m_portLoads
     };
     /// Max-min fair rates of the flows (FlowState::fairRate).
     void WaterFill(const std::vector<uint32_t>& flows);
@@ -524,7 +525,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Partitions as Definition 1 draws them, over every link: the flows
     /// whose fair rates depend on each other's.
     wormhole::PartitionTracker m_footprint;
-    std::unordered_map<uint64_t, PortLoad> m_portLoads;
+    std::unordered_map<uint64_t, uint32_t> m_portIndex; ///< port key -> entry in m_portLoads
+    std::vector<PortLoad> m_portLoads;
+    std::vector<std::pair<double, uint32_t>> m_fillScratch; ///< per port: capacity left, flows rising
     std::vector<LinkUse> m_linkUse;
     std::vector<uint8_t> m_transit; ///< per link: in use and transit (read in Insert)
     void CompactLink(uint32_t link);

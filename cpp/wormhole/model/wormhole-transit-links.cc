@@ -125,71 +125,79 @@ WormholeSimulatorImpl::WaterFill(const std::vector<uint32_t>& flows)
     // Progressive filling: every flow not yet held rises at the same rate
     // until it reaches its line rate or one of its ports fills; those flows
     // are held there, and the others go on.
-    std::unordered_map<uint64_t, std::pair<double, uint32_t>> ports; // key -> (capacity left, rising flows)
+    m_fillScratch.resize(m_portLoads.size());
+    std::vector<uint32_t> ports;
+    std::vector<FlowState*> rising;
     for (uint32_t f : flows)
     {
         FlowState& fs = m_flows.at(f);
         fs.fairRate = 0;
-        for (const auto& [key, line] : fs.dataPorts)
+        rising.push_back(&fs);
+        for (uint32_t p : fs.portLoads)
         {
-            auto [it, fresh] = ports.try_emplace(key, m_portLoads.at(key).capacity, 0);
-            ++it->second.second;
+            m_fillScratch[p] = {m_portLoads[p].capacity, 0};
+            ports.push_back(p);
         }
     }
-    std::vector<uint32_t> rising(flows);
+    for (const FlowState* fs : rising)
+    {
+        for (uint32_t p : fs->portLoads)
+        {
+            ++m_fillScratch[p].second;
+        }
+    }
+    std::sort(ports.begin(), ports.end());
+    ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
     double level = 0;
+    std::vector<FlowState*> still;
     while (!rising.empty())
     {
         double step = std::numeric_limits<double>::infinity();
-        for (uint32_t f : rising)
+        for (const FlowState* fs : rising)
         {
-            step = std::min(step, m_flows.at(f).lineRate - level);
+            step = std::min(step, fs->lineRate - level);
         }
-        for (const auto& [key, port] : ports)
+        for (uint32_t p : ports)
         {
-            if (port.second > 0)
-            {
-                step = std::min(step, port.first / port.second);
-            }
+            const auto& [left, n] = m_fillScratch[p];
+            step = n > 0 ? std::min(step, left / n) : step;
         }
         step = std::max(step, 0.0);
         level += step;
-        for (auto& [key, port] : ports)
+        for (uint32_t p : ports)
         {
-            port.first -= step * port.second;
+            m_fillScratch[p].first -= step * m_fillScratch[p].second;
         }
-        std::vector<uint32_t> still;
-        for (uint32_t f : rising)
+        still.clear();
+        for (FlowState* fs : rising)
         {
-            FlowState& fs = m_flows.at(f);
-            bool held = fs.lineRate - level <= 1e-9 * fs.lineRate;
-            for (const auto& [key, line] : fs.dataPorts)
+            bool held = fs->lineRate - level <= 1e-9 * fs->lineRate;
+            for (uint32_t p : fs->portLoads)
             {
-                held = held || ports.at(key).first <= 1e-9 * line;
+                held = held || m_fillScratch[p].first <= 1e-9 * m_portLoads[p].capacity;
             }
             if (held)
             {
-                fs.fairRate = level;
+                fs->fairRate = level;
             }
             else
             {
-                still.push_back(f);
-            }
-        }
-        for (uint32_t f : rising)
-        {
-            const FlowState& fs = m_flows.at(f);
-            if (fs.fairRate > 0)
-            {
-                for (const auto& [key, line] : fs.dataPorts)
-                {
-                    --ports.at(key).second;
-                }
+                still.push_back(fs);
             }
         }
         if (still.size() == rising.size())
         {
             break; // nothing left to fill (zero capacities): keep them at 0
+        }
+        for (FlowState* fs : rising)
+        {
+            if (fs->fairRate > 0)
+            {
+                for (uint32_t p : fs->portLoads)
+                {
+                    --m_fillScratch[p].second;
+                }
+            }
         }
         rising.swap(still);
     }
@@ -226,22 +234,28 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
     {
         m_linkUse[fs.links[fs.dataHops - 1]].pins += pin;
     }
-    for (size_t h = 0; h < fs.dataPorts.size(); ++h)
+    if (add)
     {
-        const uint64_t key = fs.dataPorts[h].first;
-        auto [it, fresh] = m_portLoads.try_emplace(key);
-        PortLoad& port = it->second;
-        if (fresh)
+        FlowState& named = m_flows.at(flowId);
+        named.portLoads.clear();
+        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
         {
-            port.capacity = fs.dataPorts[h].second;
-            port.link = fs.links[h];
-            auto& ports = m_linkUse[port.link].ports;
-            if (std::find(ports.begin(), ports.end(), key) == ports.end())
+            const uint64_t key = fs.dataPorts[h].first;
+            auto [it, fresh] = m_portIndex.try_emplace(key, static_cast<uint32_t>(m_portLoads.size()));
+            if (fresh)
             {
-                ports.push_back(key);
+                PortLoad port;
+                port.capacity = fs.dataPorts[h].second;
+                port.link = fs.links[h];
+                m_portLoads.push_back(std::move(port));
+                m_linkUse[fs.links[h]].ports.push_back(it->second);
             }
+            named.portLoads.push_back(it->second);
         }
-        add ? port.flows.push_back(flowId) : EraseOne(port.flows, flowId);
+    }
+    for (uint32_t p : fs.portLoads)
+    {
+        add ? m_portLoads[p].flows.push_back(flowId) : EraseOne(m_portLoads[p].flows, flowId);
     }
     std::vector<uint32_t> footprints;
     if (add)
@@ -265,9 +279,9 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
     links.erase(std::unique(links.begin(), links.end()), links.end());
     for (uint32_t link : links)
     {
-        for (uint64_t key : m_linkUse[link].ports)
+        for (uint32_t p : m_linkUse[link].ports)
         {
-            PortLoad& port = m_portLoads.at(key);
+            PortLoad& port = m_portLoads[p];
             port.demand = 0;
             port.ackDemand = 0;
             for (uint32_t g : port.flows)
@@ -282,13 +296,13 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
     {
         LinkUse& use = m_linkUse[link];
         bool coupling = use.pins > 0;
-        for (uint64_t key : use.ports)
+        for (uint32_t p : use.ports)
         {
-            const PortLoad& port = m_portLoads.at(key);
+            const PortLoad& port = m_portLoads[p];
             double acks = 0; // sent back over the link's other direction's port
-            for (uint64_t other : use.ports)
+            for (uint32_t other : use.ports)
             {
-                acks += other == key ? 0.0 : m_portLoads.at(other).ackDemand;
+                acks += other == p ? 0.0 : m_portLoads[other].ackDemand;
             }
             coupling = coupling || port.demand + acks >= kFillable * port.capacity;
         }
