@@ -57,6 +57,7 @@ def test_incasts_sharing_only_below_capacity_links_are_skipped_apart(offset_us):
     assert worm.stats["fast_forwards"] >= 2
     err, makespan = errors(base, worm)
     assert err.mean() <= 1.0, err
+    assert err.max() <= 0.1, err  # deterministic: a flow 1 ns late moves none by 0.003%
     assert makespan <= 0.5, makespan
 
 
