@@ -1,5 +1,6 @@
 // ns3wormhole._core: the thin pybind11 layer. Bulk data crosses as numpy
 // arrays; nothing here runs per packet or per event.
+#include "bottleneck.h"
 #include "memo-store.h"
 #include "partition-tracker.h"
 #include "rate-window.h"
@@ -200,6 +201,58 @@ PYBIND11_MODULE(_core, m)
     m.def("memo_size", []() { return MemoStore::Global().Size(); }, "Records in the process-wide store.");
 
     // The kernel's building blocks, exposed so their logic is tested directly.
+    auto loadsOf = [](const std::vector<double>& capacity, const std::vector<std::vector<uint32_t>>& flowsOn) {
+        if (capacity.size() != flowsOn.size())
+        {
+            throw py::value_error("capacity and flows_on must have one entry per link");
+        }
+        ns3::wormhole::LinkLoads loads;
+        for (size_t l = 0; l < capacity.size(); ++l)
+        {
+            loads.AddLink(capacity[l]);
+            for (uint32_t f : flowsOn[l])
+            {
+                loads.AddFlow(f);
+            }
+        }
+        return loads;
+    };
+    auto checkFlows = [](const std::vector<std::vector<uint32_t>>& flowsOn, size_t n) {
+        for (const auto& on : flowsOn)
+        {
+            for (uint32_t f : on)
+            {
+                if (f >= n)
+                {
+                    throw py::value_error("flow " + std::to_string(f) + " has no line rate");
+                }
+            }
+        }
+    };
+    m.def(
+        "fair_rates",
+        [loadsOf, checkFlows](const std::vector<double>& capacity,
+                              const std::vector<std::vector<uint32_t>>& flowsOn,
+                              const std::vector<double>& lineRate) {
+            checkFlows(flowsOn, lineRate.size());
+            return ns3::wormhole::FairRates(loadsOf(capacity, flowsOn), lineRate);
+        },
+        py::arg("capacity"),
+        py::arg("flows_on"),
+        py::arg("line_rate"),
+        "Max-min fair rates of flows over links (flows_on[l]: the flows crossing link l).");
+    m.def(
+        "can_be_bottleneck",
+        [loadsOf, checkFlows](const std::vector<double>& capacity,
+                              const std::vector<std::vector<uint32_t>>& flowsOn,
+                              const std::vector<double>& lineRate) {
+            checkFlows(flowsOn, lineRate.size());
+            return ns3::wormhole::CanBeBottleneck(loadsOf(capacity, flowsOn), lineRate);
+        },
+        py::arg("capacity"),
+        py::arg("flows_on"),
+        py::arg("line_rate"),
+        "Per link: whether its flows fill it at their max-min fair rates.");
     using ns3::wormhole::PartitionTracker;
     py::class_<PartitionTracker>(m, "PartitionTracker")
         .def(py::init<>())

@@ -40,12 +40,19 @@ struct LinkLoads
     }
 };
 
-/// For each link, whether it can shape the rates of its flows. A flow sends
-/// at most its line rate and, on each link of its data path, at most an
-/// equal share of it; a link can be a bottleneck only if those bounds of the
-/// flows crossing it add up to its capacity (within 1%). A link whose flows
-/// together cannot fill it, such as a 400G spine port under three 100G
-/// flows, shapes nobody's rate.
+/// A link whose flows fill this share of its capacity can be their bottleneck.
+constexpr double kFillable = 0.99;
+
+/// The flows' max-min fair rates: each at most its line rate, and on every
+/// link a flow that could go faster gets at least what any other there gets.
+/// Not an equal share of each link: a flow held back elsewhere leaves its
+/// share to the others.
+std::vector<double> FairRates(const LinkLoads& links, const std::vector<double>& lineRate);
+
+/// For each link, whether it can shape the rates of its flows: the flows
+/// crossing it fill it (kFillable) at their max-min fair rates. A link
+/// they cannot fill, such as a 400G spine port under three 100G flows,
+/// shapes nobody's rate.
 std::vector<bool> CanBeBottleneck(const LinkLoads& links, const std::vector<double>& lineRate);
 
 } // namespace wormhole

@@ -286,6 +286,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         double lineRate = 0;
         double fairRate = 0; ///< its max-min fair rate among the flows it shares links with
         std::vector<uint32_t> portLoads; ///< its data ports' entries in m_portLoads (transit links)
+        uint32_t fillIndex = 0;          ///< its place in the flows WaterFill is given
         double ackRatio = 0; ///< acknowledgement bytes per data byte on the wire
         bool calm = false;      ///< no flow of its partition was ever cut (docs/fast-forward.md)
         bool everCut = false;   ///< its CC rate was ever below line rate
@@ -519,7 +520,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         std::vector<uint32_t> users;    ///< flows crossing it (data or acknowledgements)
         std::vector<uint32_t> ports;    ///< its directions seen so far (at most two), in m_portLoads
     };
-    /// Max-min fair rates of the flows (FlowState::fairRate).
+    /// Max-min fair rates of the flows over their data ports
+    /// (FlowState::fairRate; wormhole::FairRates).
     void WaterFill(const std::vector<uint32_t>& flows);
     bool m_decoupleTransit = true;
     /// Partitions as Definition 1 draws them, over every link: the flows
@@ -527,7 +529,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     wormhole::PartitionTracker m_footprint;
     std::unordered_map<uint64_t, uint32_t> m_portIndex; ///< port key -> entry in m_portLoads
     std::vector<PortLoad> m_portLoads;
-    std::vector<std::pair<double, uint32_t>> m_fillScratch; ///< per port: capacity left, flows rising
     std::vector<LinkUse> m_linkUse;
     std::vector<uint8_t> m_transit; ///< per link: in use and transit (read in Insert)
     void CompactLink(uint32_t link);

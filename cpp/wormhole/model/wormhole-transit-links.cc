@@ -24,12 +24,12 @@
 // port's queue is short by definition.
 #include "wormhole-simulator-impl.h"
 
+#include "bottleneck.h"
+
 #include "ns3/log.h"
 #include "ns3/make-event.h"
 
 #include <algorithm>
-#include <limits>
-#include <unordered_map>
 
 namespace ns3
 {
@@ -41,9 +41,7 @@ using wormhole::PartitionTracker;
 
 namespace
 {
-/// A port whose bounded demand reaches this share of its capacity can be a
-/// bottleneck (the same bound as CanBeBottleneck, bottleneck.cc).
-constexpr double kFillable = 0.99;
+using wormhole::kFillable;
 
 void
 EraseOne(std::vector<uint32_t>& v, uint32_t x)
@@ -122,84 +120,32 @@ WormholeSimulatorImpl::CouplingLinks(const FlowState& fs) const
 void
 WormholeSimulatorImpl::WaterFill(const std::vector<uint32_t>& flows)
 {
-    // Progressive filling: every flow not yet held rises at the same rate
-    // until it reaches its line rate or one of its ports fills; those flows
-    // are held there, and the others go on.
-    m_fillScratch.resize(m_portLoads.size());
+    std::vector<FlowState*> states;
+    std::vector<double> lineRate;
     std::vector<uint32_t> ports;
-    std::vector<FlowState*> rising;
     for (uint32_t f : flows)
     {
         FlowState& fs = m_flows.at(f);
-        fs.fairRate = 0;
-        rising.push_back(&fs);
-        for (uint32_t p : fs.portLoads)
-        {
-            m_fillScratch[p] = {m_portLoads[p].capacity, 0};
-            ports.push_back(p);
-        }
-    }
-    for (const FlowState* fs : rising)
-    {
-        for (uint32_t p : fs->portLoads)
-        {
-            ++m_fillScratch[p].second;
-        }
+        fs.fillIndex = static_cast<uint32_t>(states.size());
+        states.push_back(&fs);
+        lineRate.push_back(fs.lineRate);
+        ports.insert(ports.end(), fs.portLoads.begin(), fs.portLoads.end());
     }
     std::sort(ports.begin(), ports.end());
     ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
-    double level = 0;
-    std::vector<FlowState*> still;
-    while (!rising.empty())
+    wormhole::LinkLoads loads;
+    for (uint32_t p : ports)
     {
-        double step = std::numeric_limits<double>::infinity();
-        for (const FlowState* fs : rising)
+        loads.AddLink(m_portLoads[p].capacity);
+        for (uint32_t g : m_portLoads[p].flows)
         {
-            step = std::min(step, fs->lineRate - level);
+            loads.AddFlow(m_flows.at(g).fillIndex); // a port's flows share its footprint
         }
-        for (uint32_t p : ports)
-        {
-            const auto& [left, n] = m_fillScratch[p];
-            step = n > 0 ? std::min(step, left / n) : step;
-        }
-        step = std::max(step, 0.0);
-        level += step;
-        for (uint32_t p : ports)
-        {
-            m_fillScratch[p].first -= step * m_fillScratch[p].second;
-        }
-        still.clear();
-        for (FlowState* fs : rising)
-        {
-            bool held = fs->lineRate - level <= 1e-9 * fs->lineRate;
-            for (uint32_t p : fs->portLoads)
-            {
-                held = held || m_fillScratch[p].first <= 1e-9 * m_portLoads[p].capacity;
-            }
-            if (held)
-            {
-                fs->fairRate = level;
-            }
-            else
-            {
-                still.push_back(fs);
-            }
-        }
-        if (still.size() == rising.size())
-        {
-            break; // nothing left to fill (zero capacities): keep them at 0
-        }
-        for (FlowState* fs : rising)
-        {
-            if (fs->fairRate > 0)
-            {
-                for (uint32_t p : fs->portLoads)
-                {
-                    --m_fillScratch[p].second;
-                }
-            }
-        }
-        rising.swap(still);
+    }
+    const std::vector<double> rate = wormhole::FairRates(loads, lineRate);
+    for (size_t i = 0; i < states.size(); ++i)
+    {
+        states[i]->fairRate = rate[i];
     }
 }
 
