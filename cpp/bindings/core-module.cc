@@ -229,30 +229,25 @@ PYBIND11_MODULE(_core, m)
             }
         }
     };
-    m.def(
-        "fair_rates",
-        [loadsOf, checkFlows](const std::vector<double>& capacity,
-                              const std::vector<std::vector<uint32_t>>& flowsOn,
-                              const std::vector<double>& lineRate) {
-            checkFlows(flowsOn, lineRate.size());
-            return ns3::wormhole::FairRates(loadsOf(capacity, flowsOn), lineRate);
-        },
-        py::arg("capacity"),
-        py::arg("flows_on"),
-        py::arg("line_rate"),
-        "Max-min fair rates of flows over links (flows_on[l]: the flows crossing link l).");
-    m.def(
-        "can_be_bottleneck",
-        [loadsOf, checkFlows](const std::vector<double>& capacity,
-                              const std::vector<std::vector<uint32_t>>& flowsOn,
-                              const std::vector<double>& lineRate) {
-            checkFlows(flowsOn, lineRate.size());
-            return ns3::wormhole::CanBeBottleneck(loadsOf(capacity, flowsOn), lineRate);
-        },
-        py::arg("capacity"),
-        py::arg("flows_on"),
-        py::arg("line_rate"),
-        "Per link: whether its flows fill it at their max-min fair rates.");
+    // Functions of the flows over links: flows_on[l] lists the flows crossing link l.
+    auto defOverLinks = [&m, loadsOf, checkFlows](const char* name, auto fn, const char* doc) {
+        m.def(
+            name,
+            [loadsOf, checkFlows, fn](const std::vector<double>& capacity,
+                                      const std::vector<std::vector<uint32_t>>& flowsOn,
+                                      const std::vector<double>& lineRate) {
+                checkFlows(flowsOn, lineRate.size());
+                return fn(loadsOf(capacity, flowsOn), lineRate);
+            },
+            py::arg("capacity"),
+            py::arg("flows_on"),
+            py::arg("line_rate"),
+            doc);
+    };
+    defOverLinks("fair_rates", &ns3::wormhole::FairRates, "Max-min fair rates of the flows.");
+    defOverLinks("can_be_bottleneck",
+                 &ns3::wormhole::CanBeBottleneck,
+                 "Per link: whether its flows fill it at their max-min fair rates.");
     using ns3::wormhole::PartitionTracker;
     py::class_<PartitionTracker>(m, "PartitionTracker")
         .def(py::init<>())
