@@ -25,15 +25,21 @@ using wormhole::FlowSeam;
 using wormhole::PartitionTracker;
 
 void
-WormholeSimulatorImpl::TrackSlow(uint32_t owner)
+WormholeSimulatorImpl::MeetLink(uint32_t link)
 {
-    if (owner >= m_linkEvents.size())
+    if (link >= m_linkEvents.size())
     {
         // A store filled before the run can hit at the first pattern's
         // formation: index from the first event.
         IndexAllIfStoreHolds();
-        GrowLinkIndex(owner + 1);
+        GrowLinkIndex(link + 1);
     }
+}
+
+void
+WormholeSimulatorImpl::TrackSlow(uint32_t owner)
+{
+    MeetLink(owner);
     // Something outside a skipped partition reached one of its links: bring
     // the partition back to now before the new event joins it.
     if (m_activeSkips > 0)

@@ -89,6 +89,16 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
 }
 
 void
+WormholeSimulatorImpl::EndPattern(uint32_t partition)
+{
+    CloseEpisode(partition); // why-not: its pattern ends here
+    if (IsSkipping(partition))
+    {
+        SkipBack(partition);
+    }
+}
+
+void
 WormholeSimulatorImpl::IndexFor(uint32_t partition)
 {
     // A skip needs every pending event of the partition's links indexed.
@@ -190,11 +200,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
     }
     for (uint32_t p : m_partitions.PartitionsOfLinks(links))
     {
-        CloseEpisode(p); // why-not: its pattern ends here
-        if (IsSkipping(p))
-        {
-            SkipBack(p);
-        }
+        EndPattern(p);
     }
     FlowState& fs = m_flows[flowId];
     fs = FlowState{};
@@ -261,11 +267,7 @@ WormholeSimulatorImpl::FlowFinished(uint32_t flowId)
     {
         return;
     }
-    CloseEpisode(partition); // why-not: its pattern ends here
-    if (IsSkipping(partition))
-    {
-        SkipBack(partition);
-    }
+    EndPattern(partition);
     if (StateOf(partition).memoPending)
     {
         MemoRecordCompletion(partition, flowId);

@@ -477,6 +477,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     }
     /// Track's rare cases: a link seen for the first time, or one of a skipping partition.
     void TrackSlow(uint32_t owner);
+    /// Makes room in the index for a link seen for the first time (and
+    /// indexes all from the first event if a store filled before the run
+    /// holds records).
+    void MeetLink(uint32_t link);
 
     // ---- transit links (wormhole-transit-links.cc, docs/coupling.md) ----
     /// A frame's arrival over a transit link: filed under its flow's own
@@ -494,6 +498,11 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     std::vector<uint32_t> Relink(const std::vector<uint32_t>& changed, uint32_t except);
     /// Whether a flow of the partition crosses a transit link.
     bool UsesTransit(uint32_t partition) const;
+    /// m_transit[link] from its use: in use, and transit or held mixed.
+    void UpdateTransit(uint32_t link);
+    /// The flows leave their partitions and join those of their coupling
+    /// links anew; returns the partitions they left or joined that live on.
+    std::vector<uint32_t> Repartition(const std::vector<uint32_t>& flows);
     /// What a hit ending in a completion leaves to run packet by packet
     /// before it (besides what it has in flight): the error its credit can
     /// have, MemoAgreement of the stored transient, at most CompletionMargin.
@@ -507,7 +516,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     struct PortLoad
     {
         double capacity = 0;
-        uint32_t link = 0;
         double demand = 0;    ///< the flows' max-min fair rates, summed
         double ackDemand = 0; ///< their acknowledgements' rate, sent the other way on the link
         std::vector<uint32_t> flows;
@@ -759,6 +767,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     uint32_t LargestCoupledGroup(uint32_t partition) const;
     /// Books the partition's episode under its reason if it ended unskipped.
     void CloseEpisode(uint32_t partition);
+    /// The partition's pattern ends now (a flow joins or leaves, a link of
+    /// it changes kind): its episode is closed and a skip it is in is
+    /// brought back to now.
+    void EndPattern(uint32_t partition);
     /// A skip attempt was refused for `reason`.
     void NoteNoSkip(uint32_t partition, NoSkip reason)
     {

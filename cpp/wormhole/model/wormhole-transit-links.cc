@@ -82,18 +82,11 @@ WormholeSimulatorImpl::FileTransitFrame(Scheduler::Event& ev)
         Track(wormhole::g_currentOwner, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
         return;
     }
-    if (home >= m_linkEvents.size())
+    MeetLink(home);
+    if (m_activeSkips > 0 && partition != PartitionTracker::kNone && IsSkipping(partition))
     {
-        IndexAllIfStoreHolds();
-        GrowLinkIndex(home + 1);
-    }
-    if (m_activeSkips > 0)
-    {
-        if (partition != PartitionTracker::kNone && IsSkipping(partition))
-        {
-            ev.key.m_ts += static_cast<uint64_t>(StateOf(partition).skipShift);
-            m_shifted[ev.key.m_uid] = ev.key.m_ts;
-        }
+        ev.key.m_ts += static_cast<uint64_t>(StateOf(partition).skipShift);
+        m_shifted[ev.key.m_uid] = ev.key.m_ts;
     }
     ++m_stats.transitFramesFiled;
     File(home, ev.impl, ev.key.m_ts, ev.key.m_uid, ev.key.m_context);
@@ -192,7 +185,6 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
             {
                 PortLoad port;
                 port.capacity = fs.dataPorts[h].second;
-                port.link = fs.links[h];
                 m_portLoads.push_back(std::move(port));
                 m_linkUse[fs.links[h]].ports.push_back(it->second);
             }
@@ -255,17 +247,18 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
         if (use.users.empty())
         {
             use.coupling = true;
-            m_transit[link] = 0;
-            continue;
         }
-        ++(coupling ? m_stats.couplingJudgements : m_stats.transitJudgements);
-        const size_t others = use.users.size() - (add ? 1 : 0);
-        if (coupling != use.coupling && others > 0)
+        else
         {
-            changed.push_back(link);
+            ++(coupling ? m_stats.couplingJudgements : m_stats.transitJudgements);
+            const size_t others = use.users.size() - (add ? 1 : 0);
+            if (coupling != use.coupling && others > 0)
+            {
+                changed.push_back(link);
+            }
+            use.coupling = coupling;
         }
-        use.coupling = coupling;
-        m_transit[link] = coupling && use.mixed == 0 ? 0 : 1;
+        UpdateTransit(link);
     }
     return changed;
 }
@@ -273,10 +266,9 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
 std::vector<uint32_t>
 WormholeSimulatorImpl::Relink(const std::vector<uint32_t>& changed, uint32_t except)
 {
-    std::vector<uint32_t> partitions;
     if (changed.empty())
     {
-        return partitions;
+        return {};
     }
     m_stats.linkKindChanges += changed.size();
     std::vector<uint32_t> flows;
@@ -303,7 +295,7 @@ WormholeSimulatorImpl::Relink(const std::vector<uint32_t>& changed, uint32_t exc
             for (uint32_t f : flows)
             {
                 const uint32_t home = m_flows.at(f).firstLink;
-                GrowLinkIndex(home + 1);
+                MeetLink(home);
                 m_linkEvents[home].untrackedUntil = std::max(m_linkEvents[home].untrackedUntil, latest);
             }
         }
@@ -333,23 +325,26 @@ WormholeSimulatorImpl::Relink(const std::vector<uint32_t>& changed, uint32_t exc
                 {
                     st.mixedLinks.push_back(link);
                     ++m_linkUse[link].mixed;
-                    m_transit[link] = 1;
+                    UpdateTransit(link);
                 }
             }
             ScheduleRelink(p, st.skipEnd);
             continue;
         }
-        CloseEpisode(p); // why-not: its pattern ends here
-        if (IsSkipping(p))
-        {
-            SkipBack(p);
-        }
+        EndPattern(p);
     }
     // A skip-back's credit may have ended a flow.
     std::erase_if(flows, [this, &held](uint32_t f) {
         return !m_partitions.HasFlow(f) || !m_flows.count(f) ||
                std::find(held.begin(), held.end(), m_partitions.PartitionOfFlow(f)) != held.end();
     });
+    return Repartition(flows);
+}
+
+std::vector<uint32_t>
+WormholeSimulatorImpl::Repartition(const std::vector<uint32_t>& flows)
+{
+    std::vector<uint32_t> partitions;
     for (uint32_t f : flows)
     {
         for (uint32_t p : m_partitions.RemoveFlow(f))
@@ -363,6 +358,13 @@ WormholeSimulatorImpl::Relink(const std::vector<uint32_t>& changed, uint32_t exc
     }
     std::erase_if(partitions, [this](uint32_t p) { return !m_partitions.Get(p).alive; });
     return partitions;
+}
+
+void
+WormholeSimulatorImpl::UpdateTransit(uint32_t link)
+{
+    const LinkUse& use = m_linkUse[link];
+    m_transit[link] = !use.users.empty() && (!use.coupling || use.mixed > 0) ? 1 : 0;
 }
 
 void
@@ -391,43 +393,33 @@ WormholeSimulatorImpl::RelinkAfterHit(uint32_t partition)
     st.relinkPending = false;
     for (uint32_t link : st.mixedLinks)
     {
-        LinkUse& use = m_linkUse[link];
-        --use.mixed;
-        m_transit[link] = use.coupling && use.mixed == 0 ? 0 : (use.users.empty() ? 0 : 1);
+        --m_linkUse[link].mixed;
+        UpdateTransit(link);
     }
     st.mixedLinks.clear();
     if (!m_partitions.Get(partition).alive)
     {
         return;
     }
-    CloseEpisode(partition);
-    const std::vector<uint32_t> flows = m_partitions.Get(partition).flows;
-    std::vector<uint32_t> partitions;
-    for (uint32_t f : flows)
-    {
-        for (uint32_t p : m_partitions.RemoveFlow(f))
-        {
-            AddOnce(partitions, p);
-        }
-    }
+    // Its pattern and those of the partitions its flows now join end here.
+    std::vector<uint32_t> flows = m_partitions.Get(partition).flows;
+    std::vector<uint32_t> ending{partition};
     for (uint32_t f : flows)
     {
         for (uint32_t p : m_partitions.PartitionsOfLinks(CouplingLinks(m_flows.at(f))))
         {
-            CloseEpisode(p);
-            if (IsSkipping(p))
-            {
-                SkipBack(p);
-            }
+            AddOnce(ending, p);
         }
-        AddOnce(partitions, m_partitions.AddFlow(f, CouplingLinks(m_flows.at(f))));
     }
-    for (uint32_t p : partitions)
+    for (uint32_t p : ending)
     {
-        if (m_partitions.Get(p).alive)
-        {
-            ResetPartition(p);
-        }
+        EndPattern(p);
+    }
+    // A skip-back's credit may have ended a flow.
+    std::erase_if(flows, [this](uint32_t f) { return !m_partitions.HasFlow(f) || !m_flows.count(f); });
+    for (uint32_t p : Repartition(flows))
+    {
+        ResetPartition(p);
     }
 }
 
