@@ -131,13 +131,17 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         }
         mean /= static_cast<double>(n);
         // What is extrapolated for the group is its sum, its tightest full
-        // port's delivered rate. Where the group alone crosses that port and
-        // it delivers its payload capacity to within 0.2 theta (as flat as a
-        // flat partition), no later trend can move the sum by more than that:
-        // the skip may run to the completions. Below it the sum may still be
-        // climbing (DCQCN's alpha decays over tens of milliseconds after an
-        // incast's first cuts, and the port's utilisation with it), and it is
-        // extrapolated as far as MaxExtrapolation allows, like any noisy rate.
+        // port's delivered rate. Where the group alone crosses that port, the
+        // port delivers its payload capacity to theta, and the sum shows no
+        // trend since the group's anchor beyond its own scatter, the skip may
+        // run to the completions. A test of the level alone cannot tell
+        // this: DCQCN's probabilistic marks leave the port idle now and then
+        // for good (the 8-to-1 incast's port delivers 98.9% of its payload
+        // capacity from 10 ms to the end), so a level near capacity is
+        // passed only by a measurement that noise lifted above the sum's
+        // long-run value, and then credits that noise. A sum still climbing
+        // (DCQCN's alpha decays after an incast's first cuts) is extrapolated
+        // as far as MaxExtrapolation allows, like any noisy rate.
         uint64_t tightest = standing.full.front();
         for (uint64_t port : standing.full)
         {
@@ -160,8 +164,13 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         {
             continue;
         }
-        const bool full =
-            crossing[tightest] == n && load[tightest] >= (1 - 0.2 * m_theta) * capacity[tightest];
+        std::vector<uint32_t> flows;
+        for (size_t i : members)
+        {
+            flows.push_back(rates[i].first);
+        }
+        const bool full = crossing[tightest] == n && load[tightest] >= (1 - m_theta) * capacity[tightest] &&
+                          SumWithoutTrend(flows);
         // What each delivered in simulated time since the pattern formed.
         double delivered = 0;
         double deliveredSquares = 0;
@@ -203,6 +212,65 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
             deviation[members[j]] = (z[j] - zMean) * std::sqrt(gain);
         }
     }
+}
+
+bool
+WormholeSimulatorImpl::SumWithoutTrend(const std::vector<uint32_t>& flows) const
+{
+    // Before and now: each flow's delivered rate from its anchor to the
+    // start of the group's current windows, and over those windows (their
+    // last l acknowledgements), summed over the flows. A trend shows as the
+    // difference between the two sums; the sum's own scatter at the
+    // windows' time scale as the difference between the windows' halves,
+    // whose typical size for a stationary sum is about twice the first's:
+    // such a sum passes about seven times in ten ((2 / pi) atan 2), and a
+    // refusal only means measuring longer. A climb passes only while it is
+    // smaller than the scatter. Windows that still reach back to an anchor
+    // have no "before".
+    uint64_t start = 0;
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        if (fs.window.Size() < 4 || fs.credited != fs.anchorCredited)
+        {
+            return false;
+        }
+        start = std::max(start, fs.window.Oldest().timeNs);
+    }
+    const uint64_t middle = start + (m_currentTs - start) / 2;
+    double before = 0;
+    double earlier = 0; // the windows' first half
+    double later = 0;   // and second half
+    for (uint32_t flow : flows)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        const auto& w = fs.window;
+        uint32_t k = 0;
+        const auto at = [&](uint64_t t) -> const wormhole::RateWindow::Sample& {
+            while (k + 1 < w.Size() && w.At(k).timeNs < t)
+            {
+                ++k;
+            }
+            return w.At(k);
+        };
+        const auto& a = at(start);
+        const auto& b = at(middle);
+        const auto& z = w.Newest();
+        if (a.timeNs <= fs.anchorTime || b.timeNs <= a.timeNs || z.timeNs <= b.timeNs)
+        {
+            return false;
+        }
+        const auto rate = [](uint64_t bytes, uint64_t ns) {
+            return static_cast<double>(bytes) * 8 / static_cast<double>(ns); // Gbps
+        };
+        before += rate(a.acked - fs.anchorAcked, a.timeNs - fs.anchorTime);
+        earlier += rate(b.acked - a.acked, b.timeNs - a.timeNs);
+        later += rate(z.acked - b.acked, z.timeNs - b.timeNs);
+    }
+    const double now = (earlier + later) / 2;
+    NS_LOG_DEBUG("group of " << flows.size() << ": " << before << " Gbps before its windows, " << earlier << " and "
+                             << later << " in their halves");
+    return std::abs(now - before) <= std::abs(later - earlier);
 }
 
 double

@@ -700,6 +700,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
                     std::vector<bool>& atCapacity) const;
     /// A standard normal draw for `flow` now, from the run's seed.
     double StandardNormal(uint32_t flow) const;
+    /// Whether the summed delivered rate of `flows` over their current
+    /// windows agrees with the rate before them, since their anchors, to
+    /// within the windows' own scatter (wormhole-share-estimate.cc).
+    bool SumWithoutTrend(const std::vector<uint32_t>& flows) const;
     /// Skips a partition on a memo hit: restores the record's CC and queue
     /// state (if asked), shifts by `skip`, credits each flow.
     void ApplyMemoHit(uint32_t partition,
