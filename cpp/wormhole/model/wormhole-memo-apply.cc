@@ -47,6 +47,16 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     {
         return;
     }
+    // A pattern whose flows have all sent their last byte has nothing a hit
+    // could credit: what is left of it is frames in flight, which arrive
+    // packet by packet (a hit's skip ends before they would, MemoSkipEnd).
+    // It is neither looked up nor recorded. In an all-to-all's cascade of
+    // completions every pattern after the first completion is such a one.
+    if (NothingLeftToSend(partition))
+    {
+        StateOf(partition).memoPending = false;
+        return;
+    }
     if (DeferMemoKey(partition)) // back-off: an empty store cannot hit
     {
         return;
@@ -94,6 +104,13 @@ WormholeSimulatorImpl::MemoOnFormation(uint32_t partition)
     }
     NoteMemoMiss(match, key); // why-not
     MemoStartRecording(partition, std::move(key));
+}
+
+bool
+WormholeSimulatorImpl::NothingLeftToSend(uint32_t partition) const
+{
+    const auto& flows = m_partitions.Get(partition).flows;
+    return std::all_of(flows.begin(), flows.end(), [&](uint32_t flow) { return UnsentBeyond(flow, 0) <= 0; });
 }
 
 bool

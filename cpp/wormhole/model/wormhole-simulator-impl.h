@@ -681,6 +681,8 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Forgets the partition's deferred hit.
     void DropDeferredHit(uint32_t partition);
     bool MemoHitFlatPrefix(uint32_t partition, const wormhole::MemoMatch& match, const wormhole::MemoMatch::Hit& hit);
+    /// Whether every flow of the partition has sent its last byte.
+    bool NothingLeftToSend(uint32_t partition) const;
     /// A miss: remember the pattern as it formed, to store its transient.
     void MemoStartRecording(uint32_t partition, wormhole::MemoKey key);
     /// The pattern reached steady state: store what its transient did.
