@@ -90,3 +90,19 @@ def test_pooled_shares_leave_a_chaotic_incast_unbiased():
     t = t_quantile(1 - 0.01 / 2, pooled.errors.size - 1)
     assert abs(pooled.mean) <= t * pooled.stderr, (pooled.mean, pooled.stderr)
     assert own.mean < -t * own.stderr, (own.mean, own.stderr)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_a_stationary_group_below_full_capacity_skips_to_its_completions(seed):
+    """DCQCN's probabilistic marks keep the incast's port about 1% below its
+    payload capacity for good. A group whose summed rate has no trend is
+    still skipped to its completions (not only in steps bounded by
+    MaxExtrapolation). Drift-limited skips alone cannot skip more than was
+    simulated since the flows turned steady (MaxExtrapolation 1), so more
+    than half the run skipped means a skip ran to the completions. Seed 2
+    is one on which a level test (capacity to 0.2 theta) never passed:
+    0.375 of the run skipped in 10 drift-limited steps."""
+    topo, flows = _incast(128)
+    w = run.run_flows(topo, flows, FabricConfig(seed=seed), "wormhole", run.WormholeConfig())
+    assert run.WormholeConfig().max_extrapolation == 1.0
+    assert w.stats["time_skipped_ns"] > 0.5 * w.makespan_ns, (w.stats["time_skipped_ns"], w.makespan_ns)
