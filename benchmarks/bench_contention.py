@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--queue Q] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--seeds N] [--queue Q] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -152,15 +152,29 @@ def print_row(row: Row) -> None:
     cmp = row.cmp
     err = cmp.fct_error
     st = cmp.wormhole.stats
-    print(f"{row.scenario:<10}{len(cmp.baseline.flows):>6}{row.base_wall:>10.3f}s{row.worm_wall:>10.3f}s"
+    print(f"{row.scenario:<14}{len(cmp.baseline.flows):>6}{row.base_wall:>10.3f}s{row.worm_wall:>10.3f}s"
           f"{row.worm_wall / row.base_wall:>10.3f}{row.base_wall / row.worm_wall:>9.2f}x"
           f"{cmp.baseline.events:>13,}{cmp.wormhole.events:>12,}{cmp.event_ratio:>9.2f}x"
           f"{st.get('fast_forwards', 0):>6}{100 * err.mean:>9.3f}%{100 * err.max:>8.3f}%"
           f"{100 * cmp.makespan_error:>9.3f}%")
     walls = " ".join(f"{b:.3f}/{w:.3f}" for b, w in zip(row.base_walls, row.worm_walls))
-    print(f"{'':<10}rounds (base/worm s): {walls}")
-    print(f"{'':<10}{partition_summary(st)}")
-    print(f"{'':<10}{why_not_summary(st)}")
+    print(f"{'':<14}rounds (base/worm s): {walls}")
+    print(f"{'':<14}{partition_summary(st)}")
+    print(f"{'':<14}{why_not_summary(st)}")
+
+
+def print_over_seeds(name: str, rows: list[Row]) -> None:
+    """Median and range over the seeds of the speed-up, the event ratio and the errors."""
+
+    def cell(values: list[float], fmt: str) -> str:
+        return f"{format(statistics.median(values), fmt)} ({format(min(values), fmt)}-{format(max(values), fmt)})"
+
+    speedup = [r.base_wall / r.worm_wall for r in rows]
+    ratio = [r.cmp.event_ratio for r in rows]
+    fct = [100 * r.cmp.fct_error.mean for r in rows]
+    span = [100 * r.cmp.makespan_error for r in rows]
+    print(f"{name:<14}over {len(rows)} seeds, median (min-max): speedup {cell(speedup, '.2f')}x, "
+          f"event ratio {cell(ratio, '.2f')}x, FCT mean error {cell(fct, '.3f')}%, makespan {cell(span, '.3f')}%")
 
 
 def noise(topo: Topology, flows: FlowSet, base: RunResult, runs: int, fabric: FabricConfig,
@@ -183,7 +197,7 @@ def print_noise(spread: dict[str, dict[str, list[float]]]) -> None:
         d = spread[who]
         cells = "  ".join(f"{name} " + " / ".join(f"{100 * v:.2f}" for v in d[key]) + "%"
                           for key, name in (("fct_mean", "FCT mean"), ("fct_max", "max"), ("makespan", "makespan")))
-        print(f"{'':<10}{label}: {cells}")
+        print(f"{'':<14}{label}: {cells}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -197,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
                         help="run each scenario once under this kernel only (for profilers)")
+    parser.add_argument("--seeds", type=int, default=1, metavar="N",
+                        help="run each scenario under the fabric's ns-3 seeds 1..N (ECN draws, ECMP) and "
+                             "summarise the ratios and errors over them: one seed of a chaotic scenario "
+                             "(DCQCN, probabilistic marking) is one draw of its speed-up (default 1)")
     parser.add_argument("--queue", default=None, metavar="SCHEDULER",
                         help="one event queue for both kernels (e.g. ns3::MapScheduler: what the kernel's "
                              "bookkeeping costs alone); default: each kernel's own, ns-3's MapScheduler for "
@@ -204,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.noise < 0:
         parser.error(f"--noise must be >= 0, got {args.noise}")
+    if args.seeds < 1:
+        parser.error(f"--seeds must be >= 1, got {args.seeds}")
     fabric = FabricConfig()
     cfg = WormholeConfig()
     if args.only:
@@ -215,19 +235,27 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
           f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel, event queue "
           f"{args.queue or 'each kernel its own (baseline ns3::MapScheduler, Wormhole ns3::WormholeEventQueue)'}")
-    print(f"{'scenario':<10}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
+    print(f"{'scenario':<14}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
           f"{'base ev':>13}{'worm ev':>12}{'ev ratio':>10}{'ff':>6}{'fct mean':>10}{'max':>9}{'makespan':>10}")
     rows = []
     for name in args.scenario:
         topo, flows = SCENARIOS[name](args.mb)
-        row = measure(name, topo, flows, args.rounds, fabric, cfg, args.queue)
-        print_row(row)
-        out = row.as_dict()
-        if args.noise > 0:
-            out["noise"] = noise(topo, flows, row.cmp.baseline, args.noise, fabric, cfg)
-            print_noise(out["noise"])
-        sys.stdout.flush()
-        rows.append(out)
+        per_seed: list[Row] = []
+        for seed in range(1, args.seeds + 1):
+            seeded = fabric if args.seeds == 1 else FabricConfig(seed=seed)
+            label = name if args.seeds == 1 else f"{name} s{seed}"
+            row = measure(label, topo, flows, args.rounds, seeded, cfg, args.queue)
+            print_row(row)
+            out = row.as_dict()
+            out["seed"] = seeded.seed
+            if args.noise > 0:
+                out["noise"] = noise(topo, flows, row.cmp.baseline, args.noise, seeded, cfg)
+                print_noise(out["noise"])
+            sys.stdout.flush()
+            rows.append(out)
+            per_seed.append(row)
+        if len(per_seed) > 1:
+            print_over_seeds(name, per_seed)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
