@@ -106,6 +106,16 @@ RateWindow::MeanMismatch() const
     return m_ring.empty() ? 0.0 : m_mismatchSum / static_cast<double>(m_ring.size());
 }
 
+uint32_t
+RateWindow::Seek(uint64_t timeNs, uint32_t from) const
+{
+    while (from + 1 < Size() && At(from).timeNs < timeNs)
+    {
+        ++from;
+    }
+    return from;
+}
+
 const RateWindow::Sample&
 RateWindow::At(uint32_t k) const
 {

@@ -55,6 +55,9 @@ class RateWindow
     double MeanMismatch() const; ///< mean mismatch of the window's samples (0 when empty)
     const Sample& Oldest() const;
     const Sample& Newest() const;
+    /// The position of the first sample at or after `timeNs`, searching
+    /// forward from position `from`; the newest's if none is (Size() > 0).
+    uint32_t Seek(uint64_t timeNs, uint32_t from) const;
     /// The sample at position k from the oldest (0 <= k < Size()).
     const Sample& At(uint32_t k) const;
 

@@ -131,10 +131,10 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         }
         mean /= static_cast<double>(n);
         // What is extrapolated for the group is its sum, its tightest full
-        // port's delivered rate. Where the group alone crosses that port, the
-        // port delivers its payload capacity to theta, and the sum shows no
-        // trend since the group's anchor beyond its own scatter, the skip may
-        // run to the completions. A test of the level alone cannot tell
+        // port's delivered rate. Where the group alone crosses that port (a
+        // full one: its capacity to theta, above) and the sum shows no trend
+        // since the group's anchor beyond its own scatter, the skip may run
+        // to the completions. A test of the level alone cannot tell
         // this: DCQCN's probabilistic marks leave the port idle now and then
         // for good (the 8-to-1 incast's port delivers 98.9% of its payload
         // capacity from 10 ms to the end), so a level near capacity is
@@ -169,8 +169,7 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         {
             flows.push_back(rates[i].first);
         }
-        const bool full = crossing[tightest] == n && load[tightest] >= (1 - m_theta) * capacity[tightest] &&
-                          SumWithoutTrend(flows);
+        const bool full = crossing[tightest] == n && SumWithoutTrend(flows);
         // What each delivered in simulated time since the pattern formed.
         double delivered = 0;
         double deliveredSquares = 0;
@@ -245,16 +244,9 @@ WormholeSimulatorImpl::SumWithoutTrend(const std::vector<uint32_t>& flows) const
     {
         const FlowState& fs = m_flows.at(flow);
         const auto& w = fs.window;
-        uint32_t k = 0;
-        const auto at = [&](uint64_t t) -> const wormhole::RateWindow::Sample& {
-            while (k + 1 < w.Size() && w.At(k).timeNs < t)
-            {
-                ++k;
-            }
-            return w.At(k);
-        };
-        const auto& a = at(start);
-        const auto& b = at(middle);
+        const uint32_t ka = w.Seek(start, 0);
+        const auto& a = w.At(ka);
+        const auto& b = w.At(w.Seek(middle, ka));
         const auto& z = w.Newest();
         if (a.timeNs <= fs.anchorTime || b.timeNs <= a.timeNs || z.timeNs <= b.timeNs)
         {

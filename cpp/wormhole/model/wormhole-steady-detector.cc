@@ -194,10 +194,7 @@ WormholeSimulatorImpl::SpreadSinceAnchor(const FlowState& fs) const
     for (int slice = 1; slice <= 4; ++slice)
     {
         const uint64_t until = a.timeNs + (z.timeNs - a.timeNs) * slice / 4;
-        while (k + 1 < fs.window.Size() && fs.window.At(k).timeNs < until)
-        {
-            ++k;
-        }
+        k = fs.window.Seek(until, k);
         const auto& e = fs.window.At(k);
         if (e.timeNs <= t0)
         {
