@@ -142,9 +142,14 @@ PartitionTracker::RemoveFlow(uint32_t flow)
         return {id};
     }
 
-    // Connected components of the remaining flows (union-find through links).
+    // Connected components of the remaining flows: union-find, each flow
+    // joined to the first flow seen on each of its links. Runs at every
+    // departure from a shared partition, so the link marks are a scratch
+    // array indexed by link (reset over the partition's links, which hold
+    // every remaining flow's), not a hash map.
     const std::vector<uint32_t> flows = p.flows;
-    std::vector<uint32_t> parent(flows.size());
+    const auto n = static_cast<uint32_t>(flows.size());
+    std::vector<uint32_t> parent(n);
     std::iota(parent.begin(), parent.end(), 0);
     auto find = [&parent](uint32_t x) {
         while (parent[x] != x)
@@ -154,24 +159,40 @@ PartitionTracker::RemoveFlow(uint32_t flow)
         }
         return x;
     };
-    std::unordered_map<uint32_t, uint32_t> firstFlowOnLink;
-    for (uint32_t i = 0; i < flows.size(); ++i)
+    m_firstFlowOnLink.resize(m_linkPartition.size(), kNone);
+    for (uint32_t i = 0; i < n; ++i)
     {
         for (uint32_t link : m_flowLinks[flows[i]])
         {
-            auto [it, inserted] = firstFlowOnLink.emplace(link, i);
-            if (!inserted)
+            uint32_t& first = m_firstFlowOnLink[link];
+            if (first == kNone)
             {
-                parent[find(i)] = find(it->second);
+                first = i;
+            }
+            else
+            {
+                parent[find(i)] = find(first);
             }
         }
     }
-    std::unordered_map<uint32_t, std::vector<uint32_t>> components;
-    for (uint32_t i = 0; i < flows.size(); ++i)
+    for (uint32_t link : p.links)
     {
-        components[find(i)].push_back(flows[i]);
+        m_firstFlowOnLink[link] = kNone;
     }
-    if (components.size() == 1)
+    // Components in the order of their first flow (deterministic ids).
+    std::vector<uint32_t> componentOf(n, kNone);
+    std::vector<std::vector<uint32_t>> ordered;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        uint32_t& c = componentOf[find(i)];
+        if (c == kNone)
+        {
+            c = static_cast<uint32_t>(ordered.size());
+            ordered.emplace_back();
+        }
+        ordered[c].push_back(flows[i]);
+    }
+    if (ordered.size() == 1)
     {
         return {id};
     }
@@ -185,17 +206,6 @@ PartitionTracker::RemoveFlow(uint32_t flow)
     p.links.clear();
     p.alive = false;
     --m_alive;
-    // Deterministic order: by the position of each component's first flow.
-    std::vector<std::vector<uint32_t>> ordered;
-    for (uint32_t i = 0; i < flows.size(); ++i)
-    {
-        auto it = components.find(find(i));
-        if (it != components.end())
-        {
-            ordered.push_back(std::move(it->second));
-            components.erase(it);
-        }
-    }
     std::vector<uint32_t> out;
     for (const auto& component : ordered)
     {

@@ -62,6 +62,7 @@ class PartitionTracker
     std::vector<uint32_t> m_linkFlowCount;
     std::unordered_map<uint32_t, std::vector<uint32_t>> m_flowLinks;
     std::unordered_map<uint32_t, uint32_t> m_flowPartition;
+    std::vector<uint32_t> m_firstFlowOnLink; ///< RemoveFlow's scratch: kNone outside a call
     uint32_t m_alive = 0;
     Counters m_counters;
 };

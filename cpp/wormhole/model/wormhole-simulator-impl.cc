@@ -272,6 +272,10 @@ WormholeSimulatorImpl::ProcessOneEvent()
     m_unscheduledEvents--;
     m_stats.eventsExecuted++;
     NS_LOG_LOGIC("handle " << next.key.m_ts);
+    if (!m_coupledPending.empty() && next.key.m_ts > m_currentTs)
+    {
+        SettleCoupledGroups();
+    }
     m_currentTs = next.key.m_ts;
     m_currentContext = next.key.m_context;
     m_currentUid = next.key.m_uid;

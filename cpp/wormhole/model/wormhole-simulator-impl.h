@@ -398,8 +398,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t peakFlows = 0; ///< most flows (and links) the partition ever held
         uint32_t peakLinks = 0;
         /// Largest group of its flows joined only through links that can be
-        /// bottlenecks for them, over its episodes (docs/coupling.md).
+        /// bottlenecks for them, over its episodes that lasted (docs/coupling.md).
         uint32_t peakCoupledFlows = 0;
+        bool coupledPending = false; ///< grew this instant: measured when time moves on
         // Back-off: a pattern that formed while the memo store was empty is
         // recorded without its key; the key is built from these views only
         // if the pattern is stored (wormhole-back-off.cc).
@@ -518,6 +519,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         double capacity = 0;
         double demand = 0;    ///< the flows' max-min fair rates, summed
         double ackDemand = 0; ///< their acknowledgements' rate, sent the other way on the link
+        uint64_t filled = 0;  ///< the WaterFill call that last took it in (each port once per call)
         std::vector<uint32_t> flows;
     };
     struct LinkUse
@@ -531,6 +533,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// Max-min fair rates of the flows over their data ports
     /// (FlowState::fairRate; wormhole::FairRates).
     void WaterFill(const std::vector<uint32_t>& flows);
+    uint64_t m_waterFills = 0;
     bool m_decoupleTransit = true;
     /// Partitions as Definition 1 draws them, over every link: the flows
     /// whose fair rates depend on each other's.
@@ -771,6 +774,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// The largest group of the partition's flows joined only through links
     /// that can be bottlenecks for them (a statistic; docs/coupling.md).
     uint32_t LargestCoupledGroup(uint32_t partition) const;
+    /// Measures the coupled groups of the partitions that grew at the
+    /// instant now ending (OpenEpisode defers them here).
+    void SettleCoupledGroups();
+    std::vector<uint32_t> m_coupledPending;
     /// Books the partition's episode under its reason if it ended unskipped.
     void CloseEpisode(uint32_t partition);
     /// The partition's pattern ends now (a flow joins or leaves, a link of

@@ -113,26 +113,37 @@ WormholeSimulatorImpl::CouplingLinks(const FlowState& fs) const
 void
 WormholeSimulatorImpl::WaterFill(const std::vector<uint32_t>& flows)
 {
+    // Runs at every start and end over the footprint (up to a hundred flows
+    // on a MoE step), so ports are taken once each by a per-call mark, not
+    // by sorting: FairRates does not depend on the order of its links.
+    const uint64_t call = ++m_waterFills;
     std::vector<FlowState*> states;
     std::vector<double> lineRate;
-    std::vector<uint32_t> ports;
+    states.reserve(flows.size());
+    lineRate.reserve(flows.size());
     for (uint32_t f : flows)
     {
         FlowState& fs = m_flows.at(f);
         fs.fillIndex = static_cast<uint32_t>(states.size());
         states.push_back(&fs);
         lineRate.push_back(fs.lineRate);
-        ports.insert(ports.end(), fs.portLoads.begin(), fs.portLoads.end());
     }
-    std::sort(ports.begin(), ports.end());
-    ports.erase(std::unique(ports.begin(), ports.end()), ports.end());
     wormhole::LinkLoads loads;
-    for (uint32_t p : ports)
+    for (const FlowState* fs : states)
     {
-        loads.AddLink(m_portLoads[p].capacity);
-        for (uint32_t g : m_portLoads[p].flows)
+        for (uint32_t p : fs->portLoads)
         {
-            loads.AddFlow(m_flows.at(g).fillIndex); // a port's flows share its footprint
+            PortLoad& port = m_portLoads[p];
+            if (port.filled == call)
+            {
+                continue;
+            }
+            port.filled = call;
+            loads.AddLink(port.capacity);
+            for (uint32_t g : port.flows)
+            {
+                loads.AddFlow(m_flows.at(g).fillIndex); // a port's flows share its footprint
+            }
         }
     }
     const std::vector<double> rate = wormhole::FairRates(loads, lineRate);
