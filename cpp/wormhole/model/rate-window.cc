@@ -26,8 +26,8 @@ RateWindow::Clear()
     m_ring.clear();
     m_pushed = 0;
     m_sum = 0;
-    m_max.clear();
-    m_min.clear();
+    m_max.Clear();
+    m_min.Clear();
     m_mismatch.clear();
     m_mismatchSum = 0;
 }
@@ -36,6 +36,16 @@ void
 RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked, double inflight, double mismatch)
 {
     const uint64_t index = m_pushed++;
+    if (m_ring.empty())
+    {
+        // A window is made for every flow and most fill a few hundred
+        // samples: one allocation each, not one per doubling.
+        const uint32_t expect = std::min<uint32_t>(m_capacity, 512);
+        m_ring.reserve(expect);
+        m_mismatch.reserve(expect);
+        m_max.items.reserve(64);
+        m_min.items.reserve(64);
+    }
     if (m_ring.size() < m_capacity)
     {
         m_ring.push_back({timeNs, rate, acked, inflight});
@@ -52,24 +62,25 @@ RateWindow::Push(uint64_t timeNs, double rate, uint64_t acked, double inflight, 
     m_sum += rate;
     m_mismatchSum += mismatch;
     const uint64_t first = m_pushed > m_capacity ? m_pushed - m_capacity : 0;
-    while (!m_max.empty() && m_max.back().second <= rate)
+    while (!m_max.Empty() && m_max.items.back().second <= rate)
     {
-        m_max.pop_back();
+        m_max.items.pop_back();
     }
-    m_max.emplace_back(index, rate);
-    while (m_max.front().first < first)
+    m_max.items.emplace_back(index, rate);
+    while (m_max.Front().first < first)
     {
-        m_max.pop_front();
+        m_max.PopFront();
     }
-    while (!m_min.empty() && m_min.back().second >= rate)
+    while (!m_min.Empty() && m_min.items.back().second >= rate)
     {
-        m_min.pop_back();
+        m_min.items.pop_back();
     }
-    m_min.emplace_back(index, rate);
-    while (m_min.front().first < first)
+    m_min.items.emplace_back(index, rate);
+    while (m_min.Front().first < first)
     {
-        m_min.pop_front();
-    }}
+        m_min.PopFront();
+    }
+}
 
 bool
 RateWindow::Full() const
@@ -97,7 +108,7 @@ RateWindow::Spread() const
     {
         return std::numeric_limits<double>::infinity();
     }
-    return (m_max.front().second - m_min.front().second) / mean;
+    return (m_max.Front().second - m_min.Front().second) / mean;
 }
 
 double

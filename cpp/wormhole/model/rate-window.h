@@ -3,12 +3,13 @@
 // last `capacity` samples. Each sample also carries the flow's in-flight
 // bytes and how far its sending rate was from its delivered rate over the
 // sample's span (docs/fast-forward.md). Max and min are kept in monotonic
-// deques so each sample costs O(1) amortized.
+// queues so each sample costs O(1) amortized.
 #ifndef NS3_WORMHOLE_RATE_WINDOW_H
 #define NS3_WORMHOLE_RATE_WINDOW_H
 
 #include <cstdint>
-#include <deque>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -68,8 +69,38 @@ class RateWindow
     double m_sum = 0;
     double m_mismatchSum = 0;
     std::vector<double> m_mismatch; ///< per ring slot
-    std::deque<std::pair<uint64_t, double>> m_max; ///< (index, rate), decreasing rates
-    std::deque<std::pair<uint64_t, double>> m_min; ///< (index, rate), increasing rates
+    /// A monotonic queue of (index, rate) in a vector read from `head`:
+    /// a deque allocates a chunk as it walks forward every few dozen
+    /// samples, and every flow's window does this at every acknowledgement.
+    struct Extremes
+    {
+        std::vector<std::pair<uint64_t, double>> items;
+        size_t head = 0;
+        bool Empty() const
+        {
+            return head == items.size();
+        }
+        const std::pair<uint64_t, double>& Front() const
+        {
+            return items[head];
+        }
+        void PopFront()
+        {
+            // Drop the consumed prefix once it is most of the vector.
+            if (++head > 32 && 2 * head > items.size())
+            {
+                items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(head));
+                head = 0;
+            }
+        }
+        void Clear()
+        {
+            items.clear();
+            head = 0;
+        }
+    };
+    Extremes m_max; ///< decreasing rates
+    Extremes m_min; ///< increasing rates
 };
 
 } // namespace wormhole
