@@ -90,3 +90,16 @@ def test_rate_window_matches_numpy():
     assert w.full
     w.clear()
     assert w.size == 0 and not w.full
+
+
+def test_rate_window_extremes_over_long_monotone_runs():
+    # Falling and rising runs longer than the window keep one of its
+    # monotonic queues as long as the window, expiring from the front:
+    # the path where the queue drops its consumed prefix.
+    w = _core.RateWindow(50)
+    t = np.arange(3000)
+    samples = 100 + 10 * np.abs(((t % 240) - 120) / 120) + np.sin(t) * 0.01
+    for i, r in enumerate(samples):
+        w.push(int(i), float(r))
+        last = samples[max(0, i - 49) : i + 1]
+        assert w.spread == pytest.approx((last.max() - last.min()) / last.mean()), i
