@@ -50,6 +50,27 @@ def test_isomorphic_graphs_match_with_a_correct_mapping(seed):
     assert valid_mapping(labels, edges, l2, e2, _core.fcg_match(labels, edges, l2, e2))
 
 
+def test_a_store_answers_a_repeated_listing_as_the_search_does():
+    """The store keeps the isomorphism answers it found, by the query's exact
+    listing and the record. Every answer must be the search's own: for
+    queries listed alike and otherwise, against each record, and for a
+    query of the same structural hash that is not isomorphic (the rook's
+    graph against the Shrikhande graph)."""
+    rng = np.random.default_rng(7)
+    labels = [5] * 16
+    rook, shri = rook_4x4(), shrikhande()
+    relabelled = permute(labels, rook, [int(x) for x in rng.permutation(16)])
+    records = [(labels, rook), relabelled, (labels, shri)]
+    other = permute(labels, rook, [int(x) for x in rng.permutation(16)])
+    queries = [(labels, shri), (labels, rook), other, (labels, rook), (labels, shri), other,
+               (labels, list(reversed(rook)))]
+    answers = _core.memo_store_matches(records, queries)
+    for (ql, qe), found in zip(queries, answers):
+        expected = [(i, _core.fcg_match(ql, qe, rl, re)) for i, (rl, re) in enumerate(records)]
+        assert [(i, list(m)) for i, m in found] == [(i, m) for i, m in expected if m is not None]
+    assert [len(found) for found in answers] == [1, 2, 2, 2, 1, 2, 2]
+
+
 def test_different_weights_or_labels_do_not_match():
     tri = [(0, 1, 1), (1, 2, 1), (0, 2, 1)]
     assert _core.fcg_match([1, 1, 1], tri, [1, 1, 1], tri) is not None

@@ -197,6 +197,37 @@ PYBIND11_MODULE(_core, m)
             return py::none();
         },
         "Vertex mapping of graph 1 onto an isomorphic graph 2 (labels and weights equal), or None.");
+    m.def(
+        "memo_store_matches",
+        [toFcg](const std::vector<std::pair<std::vector<uint64_t>, std::vector<std::array<uint32_t, 3>>>>& records,
+                const std::vector<std::pair<std::vector<uint64_t>, std::vector<std::array<uint32_t, 3>>>>& queries) {
+            // One store of these graphs, asked each query in turn (repeated
+            // listings are answered from what the store found before).
+            MemoStore store;
+            for (size_t i = 0; i < records.size(); ++i)
+            {
+                ns3::wormhole::MemoRecord r;
+                r.fcg = toFcg(records[i].first, records[i].second);
+                r.occurrence = static_cast<uint32_t>(i);
+                const size_t n = r.fcg.vertexLabel.size(); // a record has a value per flow
+                r.bytes.assign(n, 0.0);
+                r.rate.assign(n, 0.0);
+                r.cc.assign(n, {});
+                store.Insert(std::move(r));
+            }
+            std::vector<std::vector<std::pair<uint32_t, std::vector<uint32_t>>>> out;
+            for (const auto& [labels, edges] : queries)
+            {
+                auto& found = out.emplace_back();
+                store.Visit(toFcg(labels, edges),
+                            [&found](const ns3::wormhole::MemoRecord& r, const std::vector<uint32_t>& map) {
+                                found.emplace_back(r.occurrence, map);
+                                return false;
+                            });
+            }
+            return out;
+        },
+        "For each query graph, (record index, mapping) of every record graph a store finds isomorphic.");
     m.def("memo_clear", []() { MemoStore::Global().Clear(); }, "Forget every memo record in this process.");
     m.def("memo_size", []() { return MemoStore::Global().Size(); }, "Records in the process-wide store.");
 

@@ -104,14 +104,62 @@ MemoStore::Visit(const FlowConflictGraph& g,
     {
         return;
     }
-    std::vector<uint32_t> map;
-    for (const MemoRecord& r : it->second)
+    // The hash of the listing itself (labels and edges in order), for the
+    // answers already found; the structural hash above is equal for every
+    // listing of the pattern.
+    uint64_t listing = Mix64(g.Hash() ^ 0x2545f4914f6cdd1dULL);
+    for (uint64_t label : g.vertexLabel)
     {
-        if (g.IsomorphicTo(r.fcg, map) && visit(r, map))
+        listing = Mix64(listing ^ label);
+    }
+    for (const auto& e : g.edges)
+    {
+        listing = Mix64(listing ^ (static_cast<uint64_t>(e.a) << 40) ^ (static_cast<uint64_t>(e.b) << 20) ^ e.weight);
+    }
+    std::vector<uint32_t> map;
+    for (size_t k = 0; k < it->second.size(); ++k)
+    {
+        const MemoRecord& r = it->second[k];
+        if (Answer(g, listing, k, r, map) && visit(r, map))
         {
             return;
         }
     }
+}
+
+bool
+MemoStore::Answer(const FlowConflictGraph& g,
+                  uint64_t listing,
+                  size_t index,
+                  const MemoRecord& r,
+                  std::vector<uint32_t>& map) const
+{
+    const auto sameEdge = [](const FlowConflictGraph::Edge& x, const FlowConflictGraph::Edge& y) {
+        return x.a == y.a && x.b == y.b && x.weight == y.weight;
+    };
+    std::vector<KnownAnswer>& known = m_known[listing];
+    for (const KnownAnswer& k : known)
+    {
+        if (k.record == index && k.labels == g.vertexLabel &&
+            std::equal(k.edges.begin(), k.edges.end(), g.edges.begin(), g.edges.end(), sameEdge))
+        {
+            map = k.map;
+            return k.isomorphic;
+        }
+    }
+    const bool isomorphic = g.IsomorphicTo(r.fcg, map);
+    // Bounded: a run of ever new patterns (no two listed alike) would
+    // otherwise keep one copy of each graph per record it was tested against.
+    const size_t bytes = g.vertexLabel.size() * sizeof(uint64_t) + g.edges.size() * sizeof(FlowConflictGraph::Edge) +
+                         (isomorphic ? map.size() * sizeof(uint32_t) : 0) + sizeof(KnownAnswer);
+    if (m_knownBytes + bytes > kKnownAnswerBytes)
+    {
+        m_known.clear();
+        m_knownBytes = 0;
+    }
+    m_known[listing].push_back({g.vertexLabel, g.edges, index, isomorphic, isomorphic ? map : std::vector<uint32_t>{}});
+    m_knownBytes += bytes;
+    return isomorphic;
 }
 
 void
@@ -259,6 +307,8 @@ MemoStore::Clear()
     m_byHash.clear();
     m_new.clear();
     m_size = 0;
+    m_known.clear();
+    m_knownBytes = 0;
 }
 
 size_t

@@ -88,6 +88,9 @@ struct MemoRecord
     std::shared_ptr<const MemoCourse> course;
 };
 
+/// Bytes of isomorphism answers a store keeps (MemoStore::Answer) before it starts over.
+constexpr size_t kKnownAnswerBytes = size_t{32} << 20;
+
 class MemoStore
 {
   public:
@@ -137,6 +140,26 @@ class MemoStore
     std::unordered_map<uint64_t, std::vector<MemoRecord>> m_byHash;
     std::vector<std::string> m_new;
     size_t m_size = 0;
+
+    /// Isomorphism answers already found. The search is deterministic, so a
+    /// pattern listed exactly as an earlier one (the same vertex labels and
+    /// the same edge list, in order) gets the same answer against the same
+    /// record: on a MoE step 2,716 searches were of 272 such listings.
+    struct KnownAnswer
+    {
+        std::vector<uint64_t> labels;
+        std::vector<FlowConflictGraph::Edge> edges;
+        size_t record; ///< its place among the records of its hash (they are only appended)
+        bool isomorphic;
+        std::vector<uint32_t> map;
+    };
+    mutable std::unordered_map<uint64_t, std::vector<KnownAnswer>> m_known; ///< by listing hash
+    mutable size_t m_knownBytes = 0;
+    bool Answer(const FlowConflictGraph& g,
+                uint64_t listing,
+                size_t index,
+                const MemoRecord& r,
+                std::vector<uint32_t>& map) const;
 };
 
 } // namespace wormhole
