@@ -134,14 +134,9 @@ MemoStore::Answer(const FlowConflictGraph& g,
                   const MemoRecord& r,
                   std::vector<uint32_t>& map) const
 {
-    const auto sameEdge = [](const FlowConflictGraph::Edge& x, const FlowConflictGraph::Edge& y) {
-        return x.a == y.a && x.b == y.b && x.weight == y.weight;
-    };
-    std::vector<KnownAnswer>& known = m_known[listing];
-    for (const KnownAnswer& k : known)
+    for (const KnownAnswer& k : m_known[listing])
     {
-        if (k.record == index && k.labels == g.vertexLabel &&
-            std::equal(k.edges.begin(), k.edges.end(), g.edges.begin(), g.edges.end(), sameEdge))
+        if (k.record == index && k.labels == g.vertexLabel && k.edges == g.edges)
         {
             map = k.map;
             return k.isomorphic;

@@ -31,6 +31,7 @@ struct FlowConflictGraph
         uint32_t a;
         uint32_t b;
         uint32_t weight;
+        bool operator==(const Edge&) const = default;
     };
     std::vector<Edge> edges;
 
