@@ -401,3 +401,21 @@ def test_partition_statistics_on_a_permutation():
     assert s["partitions_formed"] >= 1
     # every flow left: the partitions it formed were split or emptied
     assert s["partitions_formed"] + s["partitions_merged"] + s["partitions_split"] >= 2
+
+
+@pytest.mark.parametrize("late_us", [0, 100])
+def test_a_flow_climbing_back_to_line_rate_is_not_credited_its_climb(late_us):
+    # A 2 MB flow leaves a 40 MB one sharing its receiver's port. Alone, the
+    # big flow climbs back to line rate by DCQCN's additive increase for
+    # milliseconds, in steps its window sees as flat within theta. Its CC rate
+    # reaches line rate long before what it delivers over a window does: a
+    # skip judged on the CC rate credits the lagging average. Step marking:
+    # the reference is deterministic, so the bound is the tight one.
+    flows = FlowSet.from_lists([0, 1], [2, 2], [40 * MB, 2 * MB], [0, late_us * 1000])
+    fabric = FabricConfig(kmin_bytes_per_100g=100_000, kmax_bytes_per_100g=100_000, pmax=1.0)
+    base = run.run_flows(star(3), flows, fabric=fabric, kernel="baseline")
+    worm = run.run_flows(star(3), flows, fabric=fabric, kernel="wormhole")
+    b = np.sort(base.flows, order="id")["fct_ns"].astype(float)
+    w = np.sort(worm.flows, order="id")["fct_ns"].astype(float)
+    assert b[0] > 1.1 * base.flows["ideal_fct_ns"].max()  # it did climb for long
+    np.testing.assert_allclose(w, b, rtol=1e-3)

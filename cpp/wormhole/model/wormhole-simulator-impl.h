@@ -766,7 +766,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// A memo hit's skip is taken back `back` ns before its end: resume from
     /// the stored course at the time reached instead of its end state.
     void MemoCutShort(uint32_t partition, int64_t back);
-    bool WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const;
+    bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
 
     // ---- why not faster (wormhole-why-not.cc) ----
     /// The partition's pattern changed: close its episode, open a new one.

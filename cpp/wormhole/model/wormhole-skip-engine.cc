@@ -236,7 +236,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         untilDrift =
             std::min(untilDrift, m_maxExtrapolation * observed - static_cast<double>(st.skippedSinceAnchor));
     }
-    if (!WorkConserving(partition, rates))
+    if (!WorkConserving(rates))
     {
         // Still ramping towards capacity (DCQCN's additive increase after a
         // competitor left): a window can look flat while the rate climbs.

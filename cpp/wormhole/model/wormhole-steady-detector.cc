@@ -211,36 +211,55 @@ WormholeSimulatorImpl::SpreadSinceAnchor(const FlowState& fs) const
 }
 
 bool
-WormholeSimulatorImpl::WorkConserving(uint32_t partition, const std::vector<std::pair<uint32_t, double>>& rates) const
+WormholeSimulatorImpl::WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const
 {
     if (!FlowSeam::creditor)
     {
         return true; // a model that cannot tell capacities: trust the window
     }
-    const auto& flows = m_partitions.Get(partition).flows;
-    std::unordered_map<uint32_t, double> load;
+    struct Load
+    {
+        double rate = 0;
+        uint32_t flows = 0;
+    };
+    std::unordered_map<uint32_t, Load> load;
     for (const auto& [flow, rate] : rates)
     {
         for (uint32_t link : m_flows.at(flow).links)
         {
-            load[link] += rate;
+            load[link].rate += rate;
+            ++load[link].flows;
         }
     }
-    for (uint32_t flow : flows)
+    for (const auto& [flow, rate] : rates)
     {
         const FlowState& fs = m_flows.at(flow);
         double line = 0;
         double payload = 0;
         FlowSeam::creditor->GetLinkCapacity(fs.firstLink, line, payload);
-        if (fs.ccRate >= (1 - m_theta) * line)
+        const double own = payload;
+        // At line rate by what it delivered, the rate a skip credits, and to
+        // the flat tolerance (theta/5, as UntilCompletionFlat): a flow that
+        // nothing holds back delivers its line rate exactly once it is
+        // there. A CC rate back at line rate says nothing of a window that
+        // averaged the climb to it, and a climb by DCQCN's additive increase
+        // (recovering from a cut at a transit port's burst) is flat within
+        // theta over a window: credited at theta below line rate, the flow
+        // ended 2.2% late where its reference climbed on.
+        if (rate >= (1 - 0.2 * m_theta) * own)
         {
             continue;
         }
+        // Held back at a full link: one other flows share, or one narrower
+        // than its own. A link it is alone on, no narrower, holds it back
+        // only by its line rate, judged just above; counted as full within
+        // theta, its own host link let that climb through.
         bool bottlenecked = false;
         for (uint32_t link : fs.links)
         {
             FlowSeam::creditor->GetLinkCapacity(link, line, payload);
-            if (load[link] >= (1 - m_theta) * payload)
+            const Load& at = load[link];
+            if (at.rate >= (1 - m_theta) * payload && (at.flows > 1 || payload < (1 - 0.2 * m_theta) * own))
             {
                 bottlenecked = true;
                 break;
