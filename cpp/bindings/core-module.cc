@@ -96,6 +96,7 @@ StatsToDict(const ns3::WormholeKernelStats& s)
     d["coupling_judgements"] = s.couplingJudgements;
     d["link_kind_changes"] = s.linkKindChanges;
     d["transit_frames_filed"] = s.transitFramesFiled;
+    d["transit_congested"] = s.transitCongested;
     return d;
 }
 } // namespace

@@ -61,6 +61,8 @@ def partition_summary(stats: Mapping[str, Any]) -> str:
     if judged:
         line += (f"; links judged transit {stats.get('transit_judgements', 0)} of {judged} times, "
                  f"{stats.get('link_kind_changes', 0)} kind changes")
+        if stats.get("transit_congested", 0):
+            line += f", {stats['transit_congested']} made coupling by their queue"
     return line
 
 

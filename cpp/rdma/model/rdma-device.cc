@@ -260,6 +260,10 @@ RdmaDevice::ApplyPfc(uint32_t port, const RdmaPacket& frame)
     RdmaPort& p = m_ports[port];
     p.pausedMask = pause ? static_cast<uint8_t>(p.pausedMask | bit) : static_cast<uint8_t>(p.pausedMask & ~bit);
     m_pfcReceivedTrace(port, frame.pg, pause);
+    if (pause)
+    {
+        wormhole::FlowSeam::Congested(p.linkId);
+    }
 }
 
 void

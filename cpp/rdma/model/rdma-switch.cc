@@ -349,6 +349,7 @@ RdmaSwitch::Service(uint32_t port)
         {
             frame->ce = true;
             m_counters->ecnMarks++;
+            wormhole::FlowSeam::Congested(p.linkId);
         }
     }
     if (frame->telemetry && frame->kind == RdmaPacketKind::DATA)

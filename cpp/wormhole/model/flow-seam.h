@@ -110,6 +110,12 @@ class FlowListener
     virtual void FlowJoining(const std::vector<uint32_t>& links)
     {
     }
+    /// The queue of the port that sends onto `linkId` acted on its flows:
+    /// it marked a frame (ECN) or the port was paused (PFC) for what stood
+    /// behind it downstream.
+    virtual void LinkCongested(uint32_t linkId)
+    {
+    }
 };
 
 /// What the kernel asks of a model when it skips a flow's partition.
@@ -280,6 +286,15 @@ struct FlowSeam
         {
             constexpr uint32_t span = 0xffffffffu - kFirstInterruptId;
             Scheduled(kFirstInterruptId + interrupts++ % span, atNs, links);
+        }
+    }
+
+    /// Not while replaying: a replay re-runs a partition's own past.
+    static void Congested(uint32_t linkId)
+    {
+        if (NS3WH_SEAM_ACTIVE && listener && !replaying)
+        {
+            listener->LinkCongested(linkId);
         }
     }
 

@@ -30,6 +30,7 @@
 #include "ns3/make-event.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ns3
 {
@@ -177,6 +178,7 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
     for (uint32_t link : fs.links)
     {
         add ? AddOnce(m_linkUse[link].users, flowId) : EraseOne(m_linkUse[link].users, flowId);
+        m_linkUse[link].congested = false; // its flows changed: judged on its loads again
     }
     const int pin = add ? 1 : -1;
     m_linkUse[fs.links.front()].pins += pin;
@@ -244,7 +246,7 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
     for (uint32_t link : links)
     {
         LinkUse& use = m_linkUse[link];
-        bool coupling = use.pins > 0;
+        bool coupling = use.pins > 0 || use.congested;
         for (uint32_t p : use.ports)
         {
             const PortLoad& port = m_portLoads[p];
@@ -272,6 +274,44 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
         UpdateTransit(link);
     }
     return changed;
+}
+
+void
+WormholeSimulatorImpl::LinkCongested(uint32_t link)
+{
+    // Max-min fair rates say where queues stand in the steady state; a mark
+    // or a pause says a queue stands here and now. A transit port is
+    // decoupled on the premise that its queue is short and shapes no one's
+    // rate. One that marks frames cuts the rates of every flow crossing it
+    // (line-rate flows starting together burst into a leaf's uplink that
+    // their fair rates leave half empty), and one that is paused holds them
+    // all behind the traffic that filled the buffer downstream. Either way
+    // the flows crossing it are coupled there, as at a full link: their
+    // partitions are joined, and what had skipped past now is skipped back
+    // to it (Relink), as when a start fills a link. The link stays coupling
+    // until the flows crossing it change; it is then judged on its fair
+    // loads again, and its queue makes it coupling again if it still acts.
+    if (!m_decoupleTransit || link >= m_linkUse.size())
+    {
+        return;
+    }
+    LinkUse& use = m_linkUse[link];
+    if (use.coupling || use.users.empty())
+    {
+        return;
+    }
+    NS_LOG_INFO("link " << link << " marked or paused: coupling");
+    use.congested = true;
+    use.coupling = true;
+    UpdateTransit(link);
+    ++m_stats.transitCongested;
+    for (uint32_t p : Relink({link}, std::numeric_limits<uint32_t>::max()))
+    {
+        if (m_partitions.Get(p).alive)
+        {
+            ResetPartition(p);
+        }
+    }
 }
 
 std::vector<uint32_t>
