@@ -7,6 +7,7 @@
 #include "ns3/nstime.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace ns3
 {
@@ -262,7 +263,7 @@ RdmaDevice::ApplyPfc(uint32_t port, const RdmaPacket& frame)
     m_pfcReceivedTrace(port, frame.pg, pause);
     if (pause)
     {
-        wormhole::FlowSeam::Congested(p.linkId);
+        wormhole::FlowSeam::Queued(p.linkId, std::numeric_limits<uint64_t>::max(), 0);
     }
 }
 

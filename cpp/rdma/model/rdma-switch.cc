@@ -344,12 +344,17 @@ RdmaSwitch::Service(uint32_t port)
         // What is ahead in time: queued frames and frameless backlog, less
         // the waived bytes that leave without wire time and the exempt frames.
         const uint64_t ahead = m_mmu->GetEgressBytes(port, q) + BacklogLeft(port, NowSteps());
-        if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled && !exempt &&
-            ShouldMark(eg, ahead - std::min(ahead, WaivedLeft(port) + eg.exemptQueued[q]), *frame))
+        const uint64_t queued = ahead - std::min(ahead, WaivedLeft(port) + eg.exemptQueued[q]);
+        if (frame->kind == RdmaPacketKind::DATA && m_ecnEnabled && !exempt && ShouldMark(eg, queued, *frame))
         {
             frame->ce = true;
             m_counters->ecnMarks++;
-            wormhole::FlowSeam::Congested(p.linkId);
+        }
+        if (queued > frame->wire)
+        {
+            // A kernel that decoupled this port from its flows judges
+            // whether the queue stands (docs/coupling.md).
+            wormhole::FlowSeam::Queued(p.linkId, queued, frame->wire);
         }
     }
     if (frame->telemetry && frame->kind == RdmaPacketKind::DATA)

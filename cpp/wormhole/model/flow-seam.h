@@ -110,10 +110,11 @@ class FlowListener
     virtual void FlowJoining(const std::vector<uint32_t>& links)
     {
     }
-    /// The queue of the port that sends onto `linkId` acted on its flows:
-    /// it marked a frame (ECN) or the port was paused (PFC) for what stood
-    /// behind it downstream.
-    virtual void LinkCongested(uint32_t linkId)
+    /// The port that sends onto `linkId` holds `queuedBytes` of data behind
+    /// the frame of `frameBytes` it sends now (called only when more than a
+    /// frame is queued), or was paused by PFC (`queuedBytes` the maximum):
+    /// what stands behind it downstream holds it.
+    virtual void LinkQueued(uint32_t linkId, uint64_t queuedBytes, uint64_t frameBytes)
     {
     }
 };
@@ -290,11 +291,11 @@ struct FlowSeam
     }
 
     /// Not while replaying: a replay re-runs a partition's own past.
-    static void Congested(uint32_t linkId)
+    static void Queued(uint32_t linkId, uint64_t queuedBytes, uint64_t frameBytes)
     {
         if (NS3WH_SEAM_ACTIVE && listener && !replaying)
         {
-            listener->LinkCongested(linkId);
+            listener->LinkQueued(linkId, queuedBytes, frameBytes);
         }
     }
 

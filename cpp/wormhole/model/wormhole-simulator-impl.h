@@ -123,8 +123,8 @@ struct WormholeKernelStats
     uint64_t couplingJudgements = 0;
     uint64_t linkKindChanges = 0;
     uint64_t transitFramesFiled = 0;
-    /// Transit links made coupling by their queue: an ECN mark or a PFC
-    /// pause there (docs/coupling.md).
+    /// Transit links made coupling by their queue: more frames queued than
+    /// flows cross them, or a PFC pause (docs/coupling.md).
     uint64_t transitCongested = 0;
 };
 
@@ -170,7 +170,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void FlowFinished(uint32_t flowId) override;
     void FlowRerouted(uint32_t flowId, const std::vector<uint32_t>& links, uint32_t dataHops) override;
     void FlowJoining(const std::vector<uint32_t>& links) override;
-    void LinkCongested(uint32_t linkId) override;
+    void LinkQueued(uint32_t linkId, uint64_t queuedBytes, uint64_t frameBytes) override;
 
     /// Simulated time skipped per flow (flow id, ns) of the most recent kernel.
     static std::vector<std::pair<uint32_t, int64_t>> LastFlowSkipped();
@@ -531,7 +531,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint32_t pins = 0;              ///< flows whose host link it is: always coupling
         uint32_t mixed = 0;             ///< partitions crossing it that join it only after their hit
         bool coupling = true;           ///< its kind when last judged
-        bool congested = false;         ///< marked or paused since the flows crossing it last changed
+        bool congested = false;         ///< queued or paused since the flows crossing it last changed
         std::vector<uint32_t> users;    ///< flows crossing it (data or acknowledgements)
         std::vector<uint32_t> ports;    ///< its directions seen so far (at most two), in m_portLoads
     };

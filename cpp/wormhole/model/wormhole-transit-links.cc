@@ -277,30 +277,35 @@ WormholeSimulatorImpl::LoadFlow(uint32_t flowId, const FlowState& fs, bool add)
 }
 
 void
-WormholeSimulatorImpl::LinkCongested(uint32_t link)
+WormholeSimulatorImpl::LinkQueued(uint32_t link, uint64_t queuedBytes, uint64_t frameBytes)
 {
-    // Max-min fair rates say where queues stand in the steady state; a mark
-    // or a pause says a queue stands here and now. A transit port is
-    // decoupled on the premise that its queue is short and shapes no one's
-    // rate. One that marks frames cuts the rates of every flow crossing it
-    // (line-rate flows starting together burst into a leaf's uplink that
-    // their fair rates leave half empty), and one that is paused holds them
-    // all behind the traffic that filled the buffer downstream. Either way
-    // the flows crossing it are coupled there, as at a full link: their
-    // partitions are joined, and what had skipped past now is skipped back
-    // to it (Relink), as when a start fills a link. The link stays coupling
-    // until the flows crossing it change; it is then judged on its fair
-    // loads again, and its queue makes it coupling again if it still acts.
+    // Max-min fair rates say where queues stand in the steady state; the
+    // port's queue says where one stands here and now. A transit port is
+    // decoupled on the premise that its queue is short: flows paced below
+    // its capacity meet there by coincidence, at most a frame of each queued
+    // at once. More frames queued than flows cross it means some flow queues
+    // behind its own frames: the port is offered more than it serves, and it
+    // delays, marks or (paused by PFC for what stands downstream) stops every
+    // flow crossing it. Line-rate flows starting together burst into a
+    // fabric port their fair rates leave half empty; a lone flow there lost
+    // 26 us behind such a burst without being marked, which a skip of it
+    // alone never saw. So the flows crossing it are coupled, as at a full
+    // link: their partitions are joined, and what had skipped past now is
+    // skipped back to it (Relink), as when a start fills a link. The link
+    // stays coupling until the flows crossing it change; it is then judged
+    // on its fair loads again, and its queue makes it coupling again if it
+    // still stands.
     if (!m_decoupleTransit || link >= m_linkUse.size())
     {
         return;
     }
     LinkUse& use = m_linkUse[link];
-    if (use.coupling || use.users.empty())
+    if (use.coupling || use.users.empty() ||
+        queuedBytes <= static_cast<uint64_t>(use.users.size() + 1) * frameBytes)
     {
         return;
     }
-    NS_LOG_INFO("link " << link << " marked or paused: coupling");
+    NS_LOG_INFO("link " << link << " queues " << queuedBytes << " bytes: coupling");
     use.congested = true;
     use.coupling = true;
     UpdateTransit(link);
