@@ -16,6 +16,7 @@ Scenarios:
   oversub    random permutation of --mb MB flows on a 2:1 oversubscribed
              leaf-spine (4 leaves x 4 hosts at 100G, 2 spines at 100G).
   incast256  8-to-1 DCQCN incast of 256 MB flows, default (probabilistic) marking.
+  incast128  the same with 128 MB flows (the size of the slow bias test).
 
 Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
@@ -26,6 +27,12 @@ baseline re-run N times with flow k (k < N) starting 1 ns late, and Wormhole
 run the same N ways, each against the unperturbed baseline. Where the
 reference is chaotic (DCQCN, probabilistic marking) Wormhole's errors should
 fall among the reference's; where it is deterministic both are near zero.
+With ``--seeds N`` (N > 1) each seed's Wormhole run is also compared, signed,
+with the default kernel's run of the same seed: the mean over the seeds (with
+its standard error) of the mean-FCT, makespan and FCT-spread differences says
+whether Wormhole is biased where a single seed cannot (the spread is the
+within-run standard deviation of the FCTs, its difference taken over the
+baseline's mean FCT; too narrow a spread makes the mean FCT late).
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
 does not change).
@@ -86,12 +93,17 @@ def incast256(_mb: int) -> tuple[Topology, FlowSet]:
     return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, 256 * MB)
 
 
+def incast128(_mb: int) -> tuple[Topology, FlowSet]:
+    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, 128 * MB)
+
+
 SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
     "shortmix": lambda _mb: shortmix(),
     "fattree4": fattree4,
     "fattree8": fattree8,
     "oversub": oversub,
     "incast256": incast256,
+    "incast128": incast128,
 }
 DEFAULT = ["shortmix", "fattree4", "oversub", "incast256"]
 
@@ -175,6 +187,23 @@ def print_over_seeds(name: str, rows: list[Row]) -> None:
     span = [100 * r.cmp.makespan_error for r in rows]
     print(f"{name:<14}over {len(rows)} seeds, median (min-max): speedup {cell(speedup, '.2f')}x, "
           f"event ratio {cell(ratio, '.2f')}x, FCT mean error {cell(fct, '.3f')}%, makespan {cell(span, '.3f')}%")
+    bias = signed_bias(rows)
+    print(f"{'':<14}signed, Wormhole - baseline of the same seed, mean +- standard error over the seeds: "
+          + ", ".join(f"{label} {100 * m:+.3f}% +- {100 * se:.3f}" for label, (m, se) in bias.items()))
+
+
+def signed_bias(rows: list[Row]) -> dict[str, tuple[float, float]]:
+    """Mean and standard error over the seeds of Wormhole's signed differences from the default
+    kernel's run of the same seed: mean FCT, makespan, and the FCTs' within-run standard deviation
+    (over the baseline's mean FCT)."""
+    diffs: dict[str, list[float]] = {"mean FCT": [], "makespan": [], "FCT spread": []}
+    for r in rows:
+        b = r.cmp.baseline.flows["fct_ns"].astype(float)
+        w = r.cmp.wormhole.flows["fct_ns"].astype(float)
+        diffs["mean FCT"].append((w.mean() - b.mean()) / b.mean())
+        diffs["makespan"].append((r.cmp.wormhole.makespan_ns - r.cmp.baseline.makespan_ns) / r.cmp.baseline.makespan_ns)
+        diffs["FCT spread"].append((w.std() - b.std()) / b.mean())
+    return {k: (float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v)))) for k, v in diffs.items()}
 
 
 def noise(topo: Topology, flows: FlowSet, base: RunResult, runs: int, fabric: FabricConfig,
@@ -256,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
             per_seed.append(row)
         if len(per_seed) > 1:
             print_over_seeds(name, per_seed)
+            rows.append({"scenario": name, "seeds": len(per_seed),
+                         "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in signed_bias(per_seed).items()}})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
