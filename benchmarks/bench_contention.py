@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ns3wormhole.compare import Comparison, _shifted, baseline_noise, fct_errors
+from ns3wormhole.compare import Comparison, PairedBias, _shifted, baseline_noise, fct_errors, signed_errors
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
@@ -194,16 +194,18 @@ def print_over_seeds(name: str, rows: list[Row]) -> None:
 
 def signed_bias(rows: list[Row]) -> dict[str, tuple[float, float]]:
     """Mean and standard error over the seeds of Wormhole's signed differences from the default
-    kernel's run of the same seed: mean FCT, makespan, and the FCTs' within-run standard deviation
-    (over the baseline's mean FCT)."""
-    diffs: dict[str, list[float]] = {"mean FCT": [], "makespan": [], "FCT spread": []}
-    for r in rows:
-        b = r.cmp.baseline.flows["fct_ns"].astype(float)
-        w = r.cmp.wormhole.flows["fct_ns"].astype(float)
-        diffs["mean FCT"].append((w.mean() - b.mean()) / b.mean())
-        diffs["makespan"].append((r.cmp.wormhole.makespan_ns - r.cmp.baseline.makespan_ns) / r.cmp.baseline.makespan_ns)
-        diffs["FCT spread"].append((w.std() - b.std()) / b.mean())
-    return {k: (float(np.mean(v)), float(np.std(v, ddof=1) / np.sqrt(len(v)))) for k, v in diffs.items()}
+    kernel's run of the same seed: mean FCT and makespan (``compare.signed_errors``), and the FCTs'
+    within-run standard deviation (over the baseline's mean FCT)."""
+    base = [r.cmp.baseline for r in rows]
+    worm = [r.cmp.wormhole for r in rows]
+    span, fct = signed_errors(base, worm)
+
+    def fcts(r: RunResult) -> np.ndarray:
+        return r.flows["fct_ns"][r.completed].astype(float)
+
+    spread = np.array([(fcts(w).std() - fcts(b).std()) / fcts(b).mean() for b, w in zip(base, worm)])
+    return {label: (PairedBias(errors, 0.0).mean, PairedBias(errors, 0.0).stderr)
+            for label, errors in (("mean FCT", fct), ("makespan", span), ("FCT spread", spread))}
 
 
 def noise(topo: Topology, flows: FlowSet, base: RunResult, runs: int, fabric: FabricConfig,
