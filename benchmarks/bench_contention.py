@@ -89,12 +89,9 @@ def oversub(mb: int) -> tuple[Topology, FlowSet]:
     return topo, permutation(topo.hosts(), mb * MB, seed=1)
 
 
-def incast256(_mb: int) -> tuple[Topology, FlowSet]:
-    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, 256 * MB)
-
-
-def incast128(_mb: int) -> tuple[Topology, FlowSet]:
-    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, 128 * MB)
+def incast8(mb: int) -> tuple[Topology, FlowSet]:
+    """8-to-1 incast of `mb` MB flows on a 100G star."""
+    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, mb * MB)
 
 
 SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
@@ -102,8 +99,8 @@ SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
     "fattree4": fattree4,
     "fattree8": fattree8,
     "oversub": oversub,
-    "incast256": incast256,
-    "incast128": incast128,
+    "incast256": lambda _mb: incast8(256),
+    "incast128": lambda _mb: incast8(128),
 }
 DEFAULT = ["shortmix", "fattree4", "oversub", "incast256"]
 
@@ -175,7 +172,7 @@ def print_row(row: Row) -> None:
     print(f"{'':<14}{why_not_summary(st)}")
 
 
-def print_over_seeds(name: str, rows: list[Row]) -> None:
+def print_over_seeds(name: str, rows: list[Row], bias: dict[str, tuple[float, float]]) -> None:
     """Median and range over the seeds of the speed-up, the event ratio and the errors."""
 
     def cell(values: list[float], fmt: str) -> str:
@@ -187,7 +184,6 @@ def print_over_seeds(name: str, rows: list[Row]) -> None:
     span = [100 * r.cmp.makespan_error for r in rows]
     print(f"{name:<14}over {len(rows)} seeds, median (min-max): speedup {cell(speedup, '.2f')}x, "
           f"event ratio {cell(ratio, '.2f')}x, FCT mean error {cell(fct, '.3f')}%, makespan {cell(span, '.3f')}%")
-    bias = signed_bias(rows)
     print(f"{'':<14}signed, Wormhole - baseline of the same seed, mean +- standard error over the seeds: "
           + ", ".join(f"{label} {100 * m:+.3f}% +- {100 * se:.3f}" for label, (m, se) in bias.items()))
 
@@ -204,8 +200,11 @@ def signed_bias(rows: list[Row]) -> dict[str, tuple[float, float]]:
         return r.flows["fct_ns"][r.completed].astype(float)
 
     spread = np.array([(fcts(w).std() - fcts(b).std()) / fcts(b).mean() for b, w in zip(base, worm)])
-    return {label: (PairedBias(errors, 0.0).mean, PairedBias(errors, 0.0).stderr)
-            for label, errors in (("mean FCT", fct), ("makespan", span), ("FCT spread", spread))}
+    out = {}
+    for label, errors in (("mean FCT", fct), ("makespan", span), ("FCT spread", spread)):
+        paired = PairedBias(errors, 0.0)
+        out[label] = (paired.mean, paired.stderr)
+    return out
 
 
 def noise(topo: Topology, flows: FlowSet, base: RunResult, runs: int, fabric: FabricConfig,
@@ -286,9 +285,10 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(out)
             per_seed.append(row)
         if len(per_seed) > 1:
-            print_over_seeds(name, per_seed)
+            bias = signed_bias(per_seed)
+            print_over_seeds(name, per_seed, bias)
             rows.append({"scenario": name, "seeds": len(per_seed),
-                         "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in signed_bias(per_seed).items()}})
+                         "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in bias.items()}})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
