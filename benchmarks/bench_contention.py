@@ -17,6 +17,9 @@ Scenarios:
              leaf-spine (4 leaves x 4 hosts at 100G, 2 spines at 100G).
   incast256  8-to-1 DCQCN incast of 256 MB flows, default (probabilistic) marking.
   incast128  the same with 128 MB flows (the size of the slow bias test).
+  join128    a second 128 MB DCQCN flow joins a first one at 2 ms at the same
+             receiver (a 100G star): the incumbent keeps the larger share, and
+             the joiner climbs alone after it leaves (run it with --seeds).
 
 Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
@@ -89,6 +92,12 @@ def oversub(mb: int) -> tuple[Topology, FlowSet]:
     return topo, permutation(topo.hosts(), mb * MB, seed=1)
 
 
+def join128() -> tuple[Topology, FlowSet]:
+    """Flow B (128 MB) joins flow A (128 MB) 2 ms after it, at the same receiver of a 100G star."""
+    flows = FlowSet.from_lists(src=[0, 1], dst=[2, 2], bytes=[128 * MB, 128 * MB], start_ns=[0, 2_000_000])
+    return star(4, "100Gbps", "1us"), flows
+
+
 def incast8(mb: int) -> tuple[Topology, FlowSet]:
     """8-to-1 incast of `mb` MB flows on a 100G star."""
     return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, mb * MB)
@@ -101,6 +110,7 @@ SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
     "oversub": oversub,
     "incast256": lambda _mb: incast8(256),
     "incast128": lambda _mb: incast8(128),
+    "join128": lambda _mb: join128(),
 }
 DEFAULT = ["shortmix", "fattree4", "oversub", "incast256"]
 
