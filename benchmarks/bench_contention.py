@@ -35,7 +35,8 @@ with the default kernel's run of the same seed: the mean over the seeds (with
 its standard error) of the mean-FCT, makespan and FCT-spread differences says
 whether Wormhole is biased where a single seed cannot (the spread is the
 within-run standard deviation of the FCTs, its difference taken over the
-baseline's mean FCT; too narrow a spread makes the mean FCT late).
+baseline's mean FCT; too narrow a spread makes the mean FCT late), and how
+much the makespan moves from seed to seed under each kernel.
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
 does not change).
@@ -196,6 +197,18 @@ def print_over_seeds(name: str, rows: list[Row], bias: dict[str, tuple[float, fl
           f"event ratio {cell(ratio, '.2f')}x, FCT mean error {cell(fct, '.3f')}%, makespan {cell(span, '.3f')}%")
     print(f"{'':<14}signed, Wormhole - baseline of the same seed, mean +- standard error over the seeds: "
           + ", ".join(f"{label} {100 * m:+.3f}% +- {100 * se:.3f}" for label, (m, se) in bias.items()))
+    base, worm = makespan_spreads(rows)
+    print(f"{'':<14}makespan over the seeds, standard deviation / mean: baseline {100 * base:.3f}%, "
+          f"Wormhole {100 * worm:.3f}% (a faithful kernel's runs are draws from the reference's distribution)")
+
+
+def makespan_spreads(rows: list[Row]) -> tuple[float, float]:
+    """How much the makespan moves from seed to seed under each kernel (standard deviation over the mean)."""
+
+    def spread(spans: list[int]) -> float:
+        return float(np.std(spans, ddof=1) / np.mean(spans))
+
+    return (spread([r.cmp.baseline.makespan_ns for r in rows]), spread([r.cmp.wormhole.makespan_ns for r in rows]))
 
 
 def signed_bias(rows: list[Row]) -> dict[str, tuple[float, float]]:
@@ -298,7 +311,8 @@ def main(argv: list[str] | None = None) -> int:
             bias = signed_bias(per_seed)
             print_over_seeds(name, per_seed, bias)
             rows.append({"scenario": name, "seeds": len(per_seed),
-                         "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in bias.items()}})
+                         "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in bias.items()},
+                         "makespan_spread": dict(zip(("baseline", "wormhole"), makespan_spreads(per_seed)))})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

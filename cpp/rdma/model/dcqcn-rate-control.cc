@@ -96,6 +96,28 @@ DcqcnRateControl::Shift(int64_t dtSteps)
 }
 
 void
+DcqcnRateControl::Skipped(int64_t dtSteps)
+{
+    // The target rate is the slowest part of DCQCN's state: only a decrease
+    // that follows an increase stage resets it, to the rate then, about once
+    // per cycle of the flows' shares (1.5 ms for two flows at 100G), and
+    // after a change of the pattern it takes several such cycles to settle
+    // (a joiner's 76.8, 62.4, 58.8, 56.2, 55.6, ... 53.3 Gbps). A skip
+    // freezes it at the last reset before the skip, while the reference goes
+    // on resetting it: the flow then leaves the skip with a stale target,
+    // and after the next change (its competitor gone) climbs towards it
+    // faster than the reference's flow does (docs/fast-forward.md, "A skip
+    // freezes slow control state"). A skip that spans an increase period
+    // spans such a reset; the rate the flow holds in an increase stage is
+    // the value one gives it. In fast recovery (stage 0) the rate is a cut's
+    // low, no value a reset takes: the target stays.
+    if (!m_firstCnp && m_stage > m_fastRecoveryTimes && dtSteps >= m_rpTimer.GetTimeStep())
+    {
+        m_target = m_qp->rate;
+    }
+}
+
+void
 DcqcnRateControl::Stop()
 {
     m_checkEvent.Cancel();

@@ -25,6 +25,7 @@ class DcqcnRateControl : public RdmaCongestionControl
         return true;
     }
     void Shift(int64_t dtSteps) override;
+    void Skipped(int64_t dtSteps) override;
     /// {rate, target, alpha, stage, started, increase timer pending}
     std::vector<double> SaveState() const override;
     void RestoreState(const std::vector<double>& state) override;

@@ -106,6 +106,11 @@ RdmaCongestionControl::Shift(int64_t)
 {
 }
 
+void
+RdmaCongestionControl::Skipped(int64_t)
+{
+}
+
 double
 RdmaCongestionControl::GetRate() const
 {

@@ -47,6 +47,11 @@ class RdmaCongestionControl : public Object
     /// The Wormhole kernel moved this flow's pending timers by dtSteps: move
     /// any absolute timestamps kept outside events too. Default: nothing.
     virtual void Shift(int64_t dtSteps);
+    /// The Wormhole kernel skipped dtSteps (> 0) of this flow's steady state:
+    /// its rate stands for the skipped span, but state its control cycles
+    /// would have reset in that span has to be set as they would leave it.
+    /// Called after Shift. Default: nothing (no such state).
+    virtual void Skipped(int64_t dtSteps);
 
     /// What the NIC stamps on each DATA frame for this controller (the
     /// RdmaQueuePair::telemetry codes) and the bytes that adds on the wire

@@ -443,6 +443,10 @@ RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
     qp.nackUntil += dtSteps;
     qp.clockShift += dtSteps;
     qp.cc->Shift(dtSteps);
+    if (dtSteps > 0)
+    {
+        qp.cc->Skipped(dtSteps);
+    }
     if (qp.sndUna >= qp.size)
     {
         Complete(qp);
