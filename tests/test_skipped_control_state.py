@@ -4,18 +4,16 @@ increase stage (docs/fast-forward.md, "A skip freezes slow control state")."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from ns3wormhole import run
 from ns3wormhole.compare import PairedBias, signed_errors
 from ns3wormhole.fabric import FabricConfig
+from ns3wormhole.flows import FlowSet
+from ns3wormhole.topology import star
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_contention import join128  # noqa: E402
+MB = 1_000_000
 
 
 @pytest.mark.slow
@@ -30,7 +28,8 @@ def test_a_joiner_leaves_a_skip_without_the_target_rate_it_held_before_it():
     the signed makespan errors must be consistent with no bias at all at a
     1% false-alarm rate, and Wormhole's makespans must spread over the seeds
     as the reference's do."""
-    topo, flows = join128()
+    topo = star(4, "100Gbps", "1us")  # bench_contention's join128
+    flows = FlowSet.from_lists(src=[0, 1], dst=[2, 2], bytes=[128 * MB, 128 * MB], start_ns=[0, 2_000_000])
     base, worm = [], []
     for seed in range(1, 31):
         fabric = FabricConfig(seed=seed)
