@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--noise N] [--seeds N] [--queue Q] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--cc CC] [--noise N] [--seeds N] [--phases N] [--queue Q] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -37,6 +37,11 @@ whether Wormhole is biased where a single seed cannot (the spread is the
 within-run standard deviation of the FCTs, its difference taken over the
 baseline's mean FCT; too narrow a spread makes the mean FCT late), and how
 much the makespan moves from seed to seed under each kernel.
+``--phases N`` does the same over phases instead of seeds: the scenario's
+last flow starts k x 37 ns later (k < N), under both kernels. That is how to
+judge a reference that is deterministic but moves with the phase of a join
+(TIMELY, HPCC: one seed is every seed). ``--cc`` picks the congestion
+control of the fabric (default DCQCN).
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
 does not change).
@@ -45,6 +50,7 @@ does not change).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import statistics
@@ -56,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ns3wormhole.compare import Comparison, PairedBias, _shifted, baseline_noise, fct_errors, signed_errors
-from ns3wormhole.fabric import FabricConfig
+from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
 from ns3wormhole.topology import Topology, fat_tree, leaf_spine, star
@@ -183,8 +189,8 @@ def print_row(row: Row) -> None:
     print(f"{'':<14}{why_not_summary(st)}")
 
 
-def print_over_seeds(name: str, rows: list[Row], bias: dict[str, tuple[float, float]]) -> None:
-    """Median and range over the seeds of the speed-up, the event ratio and the errors."""
+def print_over_seeds(name: str, rows: list[Row], bias: dict[str, tuple[float, float]], by: str = "seeds") -> None:
+    """Median and range over the seeds (or phases) of the speed-up, the event ratio and the errors."""
 
     def cell(values: list[float], fmt: str) -> str:
         return f"{format(statistics.median(values), fmt)} ({format(min(values), fmt)}-{format(max(values), fmt)})"
@@ -193,12 +199,12 @@ def print_over_seeds(name: str, rows: list[Row], bias: dict[str, tuple[float, fl
     ratio = [r.cmp.event_ratio for r in rows]
     fct = [100 * r.cmp.fct_error.mean for r in rows]
     span = [100 * r.cmp.makespan_error for r in rows]
-    print(f"{name:<14}over {len(rows)} seeds, median (min-max): speedup {cell(speedup, '.2f')}x, "
+    print(f"{name:<14}over {len(rows)} {by}, median (min-max): speedup {cell(speedup, '.2f')}x, "
           f"event ratio {cell(ratio, '.2f')}x, FCT mean error {cell(fct, '.3f')}%, makespan {cell(span, '.3f')}%")
-    print(f"{'':<14}signed, Wormhole - baseline of the same seed, mean +- standard error over the seeds: "
+    print(f"{'':<14}signed, Wormhole - baseline of the same draw, mean +- standard error over the {by}: "
           + ", ".join(f"{label} {100 * m:+.3f}% +- {100 * se:.3f}" for label, (m, se) in bias.items()))
     base, worm = makespan_spreads(rows)
-    print(f"{'':<14}makespan over the seeds, standard deviation / mean: baseline {100 * base:.3f}%, "
+    print(f"{'':<14}makespan over the {by}, standard deviation / mean: baseline {100 * base:.3f}%, "
           f"Wormhole {100 * worm:.3f}% (a faithful kernel's runs are draws from the reference's distribution)")
 
 
@@ -268,6 +274,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="run each scenario under the fabric's ns-3 seeds 1..N (ECN draws, ECMP) and "
                              "summarise the ratios and errors over them: one seed of a chaotic scenario "
                              "(DCQCN, probabilistic marking) is one draw of its speed-up (default 1)")
+    parser.add_argument("--phases", type=int, default=1, metavar="N",
+                        help="run each scenario N times with its last flow starting k x 37 ns later (k < N) "
+                             "under both kernels, and summarise as --seeds does: for references that are "
+                             "deterministic but move with a join's phase (default 1)")
+    parser.add_argument("--cc", default="dcqcn", choices=CC_NAMES,
+                        help="congestion control of the fabric (default dcqcn)")
     parser.add_argument("--queue", default=None, metavar="SCHEDULER",
                         help="one event queue for both kernels (e.g. ns3::MapScheduler: what the kernel's "
                              "bookkeeping costs alone); default: each kernel's own, ns-3's MapScheduler for "
@@ -277,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--noise must be >= 0, got {args.noise}")
     if args.seeds < 1:
         parser.error(f"--seeds must be >= 1, got {args.seeds}")
-    fabric = FabricConfig()
+    if args.phases < 1:
+        parser.error(f"--phases must be >= 1, got {args.phases}")
+    if args.seeds > 1 and args.phases > 1:
+        parser.error("--seeds and --phases are two ways to draw runs of one scenario: give one of them")
+    fabric = FabricConfig(cc=args.cc)
     cfg = WormholeConfig()
     if args.only:
         for name in args.scenario:
@@ -286,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} {args.only}: wall {res.wall_s:.3f} s, {res.events:,} events")
         return 0
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
-          f"rounds {args.rounds}, permutation flows {args.mb} MB, default fabric and kernel, event queue "
+          f"rounds {args.rounds}, permutation flows {args.mb} MB, cc {args.cc}, default kernel, event queue "
           f"{args.queue or 'each kernel its own (baseline ns3::MapScheduler, Wormhole ns3::WormholeEventQueue)'}")
     print(f"{'scenario':<14}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
           f"{'base ev':>13}{'worm ev':>12}{'ev ratio':>10}{'ff':>6}{'fct mean':>10}{'max':>9}{'makespan':>10}")
@@ -294,23 +310,27 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.scenario:
         topo, flows = SCENARIOS[name](args.mb)
         per_seed: list[Row] = []
-        for seed in range(1, args.seeds + 1):
-            seeded = fabric if args.seeds == 1 else FabricConfig(seed=seed)
-            label = name if args.seeds == 1 else f"{name} s{seed}"
-            row = measure(label, topo, flows, args.rounds, seeded, cfg, args.queue)
+        draws = [(seed, 0) for seed in range(1, args.seeds + 1)] if args.phases == 1 else \
+            [(fabric.seed, k) for k in range(args.phases)]
+        for seed, phase in draws:
+            seeded = dataclasses.replace(fabric, seed=seed)
+            label = name if len(draws) == 1 else f"{name} s{seed}" if args.phases == 1 else f"{name} +{37 * phase}ns"
+            drawn = _shifted(flows, len(flows.src) - 1, 37 * phase) if phase else flows
+            row = measure(label, topo, drawn, args.rounds, seeded, cfg, args.queue)
             print_row(row)
             out = row.as_dict()
             out["seed"] = seeded.seed
+            out["last_flow_later_ns"] = 37 * phase
             if args.noise > 0:
-                out["noise"] = noise(topo, flows, row.cmp.baseline, args.noise, seeded, cfg)
+                out["noise"] = noise(topo, drawn, row.cmp.baseline, args.noise, seeded, cfg)
                 print_noise(out["noise"])
             sys.stdout.flush()
             rows.append(out)
             per_seed.append(row)
         if len(per_seed) > 1:
             bias = signed_bias(per_seed)
-            print_over_seeds(name, per_seed, bias)
-            rows.append({"scenario": name, "seeds": len(per_seed),
+            print_over_seeds(name, per_seed, bias, "seeds" if args.phases == 1 else "phases")
+            rows.append({"scenario": name, "draws": len(per_seed), "by": "seed" if args.phases == 1 else "phase",
                          "signed_bias": {k: {"mean": m, "stderr": se} for k, (m, se) in bias.items()},
                          "makespan_spread": dict(zip(("baseline", "wormhole"), makespan_spreads(per_seed)))})
     if args.json:
