@@ -17,9 +17,10 @@ Scenarios:
              leaf-spine (4 leaves x 4 hosts at 100G, 2 spines at 100G).
   incast256  8-to-1 DCQCN incast of 256 MB flows, default (probabilistic) marking.
   incast128  the same with 128 MB flows (the size of the slow bias test).
-  join128    a second 128 MB DCQCN flow joins a first one at 2 ms at the same
-             receiver (a 100G star): the incumbent keeps the larger share, and
-             the joiner climbs alone after it leaves (run it with --seeds).
+  join128    a second 128 MB flow joins a first one at 2 ms at the same
+             receiver (a 100G star): they share the port about evenly while
+             their DCQCN targets settle, and the joiner climbs alone after the
+             first leaves (run it with --seeds; --cc and --phases for others).
 
 Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
