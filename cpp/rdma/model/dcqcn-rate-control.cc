@@ -108,9 +108,12 @@ DcqcnRateControl::Skipped(int64_t dtSteps)
     // and after the next change (its competitor gone) climbs towards it
     // faster than the reference's flow does (docs/fast-forward.md, "A skip
     // freezes slow control state"). A skip that spans an increase period
-    // spans such a reset; the rate the flow holds in an increase stage is
-    // the value one gives it. In fast recovery (stage 0) the rate is a cut's
-    // low, no value a reset takes: the target stays.
+    // spans such a reset, and the rate the flow holds once past fast
+    // recovery is the value one gives it: the reference's resets fall at
+    // increase stages 2-5, the cycles lasting several increase periods.
+    // Before that (stage <= FastRecoveryTimes) the rate is still near a
+    // cut's low, no value a reset takes: the target stays. A skip cut short
+    // by a skip-back keeps the reset, one the reference makes within a cycle.
     if (!m_firstCnp && m_stage > m_fastRecoveryTimes && dtSteps >= m_rpTimer.GetTimeStep())
     {
         m_target = m_qp->rate;
