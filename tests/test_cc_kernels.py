@@ -11,7 +11,9 @@ from cc_helpers import assert_complete_and_conserved
 from ns3wormhole import scenarios
 from ns3wormhole.compare import compare_flows
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
+from ns3wormhole.flows import FlowSet
 from ns3wormhole.run import WormholeConfig, run_flows
+from ns3wormhole.topology import star
 
 MB = 1_000_000
 
@@ -89,3 +91,18 @@ def test_window_opening_ack_moves_with_a_memo_hit():
     assert worm.network.stats["memo_hits"] >= 1  # the case this test is about happened
     err = np.abs(worm.iteration_times_ns - base.iteration_times_ns) / base.iteration_times_ns
     assert err.max() <= 0.005
+
+
+def test_a_lone_dctcp_flow_skipped_early_meets_a_joiner_with_the_alpha_it_would_have():
+    """A 64 MB DCTCP flow alone on 20 us links is at line rate within two round
+    trips and is skipped from there; B (64 MB) joins it at 2 ms. DCTCP's alpha
+    decays by its gain once per round trip without marks, from 1 to about 0.3
+    by then in the reference: a skip that froze it let A halve its rate at the
+    first mark, and the pair split the port evenly where the reference's A
+    keeps about 70 of its 96 Gb/s (makespan 12.7% early). Step marking: the
+    reference is deterministic, so the bound is the tight one."""
+    flows = FlowSet.from_lists([0, 1], [2, 2], [64 * MB, 64 * MB], [0, 2_000_000])
+    cmp = compare_flows(star(4, "100Gbps", "20us"), flows, FabricConfig(cc="dctcp"))
+    assert cmp.wormhole.stats["fast_forwards"] > 1
+    assert cmp.fct_error.max < 0.01, cmp.fct_error
+    assert abs(cmp.makespan_error) < 0.005, cmp.makespan_error

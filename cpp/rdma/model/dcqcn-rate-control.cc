@@ -100,17 +100,16 @@ DcqcnRateControl::Skipped(int64_t dtSteps)
 {
     // The target rate is the slowest part of DCQCN's state: only a decrease
     // that follows an increase stage resets it, to the rate then, about once
-    // per cycle of the flows' shares (1.5 ms for two flows at 100G), and
-    // after a change of the pattern it takes several such cycles to settle
-    // (a joiner's 76.8, 62.4, 58.8, 56.2, 55.6, ... 53.3 Gbps). A skip
+    // per cycle of the flows' shares (milliseconds), and after a change of
+    // the pattern it takes several such cycles to settle. A skip
     // freezes it at the last reset before the skip, while the reference goes
     // on resetting it: the flow then leaves the skip with a stale target,
     // and after the next change (its competitor gone) climbs towards it
     // faster than the reference's flow does (docs/fast-forward.md, "A skip
     // freezes slow control state"). A skip that spans an increase period
     // spans such a reset, and the rate the flow holds once past fast
-    // recovery is the value one gives it: the reference's resets fall at
-    // increase stages 2-5, the cycles lasting several increase periods.
+    // recovery is the value one gives it: the reference's resets fall a few
+    // increase stages in, the cycles lasting several increase periods.
     // Before that (stage <= FastRecoveryTimes) the rate is still near a
     // cut's low, no value a reset takes: the target stays. A skip cut short
     // by a skip-back keeps the reset, one the reference makes within a cycle.

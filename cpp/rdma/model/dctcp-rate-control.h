@@ -19,6 +19,7 @@ class DctcpRateControl : public RdmaCongestionControl
 
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
+    void Skipped(int64_t dtSteps) override;
 
     bool ReactsToEcn() const override
     {
@@ -50,6 +51,9 @@ class DctcpRateControl : public RdmaCongestionControl
     uint64_t m_marked = 0; ///< of which echoed ECN
     bool m_reducing = false; ///< a cut happened; no further cut until recoverEnd is acked
     uint64_t m_recoverEnd = 0;
+    double m_lastFraction = 0; ///< marked fraction of the last window folded into alpha
+    int64_t m_windowOpened = 0;  ///< time step the current window opened
+    int64_t m_lastWindow = 0;    ///< time steps the last window took (0: none closed yet)
 };
 
 } // namespace ns3

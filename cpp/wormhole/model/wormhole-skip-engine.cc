@@ -237,12 +237,12 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     // at all, below theta) under theta/5. A full port delivers its capacity
     // whatever its queue does, so rates look flat while a queue fills, and
     // the mismatch averaged over a window that is half filling, half idle
-    // stays under theta. TIMELY's pair keeps such a cycle at a 100G port:
-    // the queue climbs to 660 kB over 0.8 ms, the flows cut, the port idles,
-    // every 1.5 ms, and 86-94 Gbps per ms. Judged flat on the climb, a skip
-    // credited its 94.7 Gbps to the completions, where the reference
-    // delivered 90.3: both flows 4-5% early. Bounded like a noisy rate, the
-    // skips that follow measure through the cycle (docs/fast-forward.md).
+    // stays under theta. TIMELY's joined pair keeps such a cycle: the queue
+    // climbs for about half of it while the port delivers its capacity, then
+    // the flows cut and the port idles. Judged flat on the climb, a skip
+    // credited the climb's rate to the completions, and both flows ended
+    // early. Bounded like a noisy rate, the skips that follow measure
+    // through the cycle (docs/fast-forward.md).
     const bool queueFlat = mismatch <= 0.2 * m_theta;
     if (driftSpread > 0.2 * m_theta || (spread <= 0.2 * m_theta && !queueFlat))
     {
