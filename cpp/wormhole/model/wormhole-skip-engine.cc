@@ -243,8 +243,9 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     // credited the climb's rate to the completions, and both flows ended
     // early. Bounded like a noisy rate, the skips that follow measure
     // through the cycle (docs/fast-forward.md).
-    const bool queueFlat = mismatch <= 0.2 * m_theta;
-    if (driftSpread > 0.2 * m_theta || (spread <= 0.2 * m_theta && !queueFlat))
+    const bool ratesFlat = spread <= 0.2 * m_theta;
+    const bool flat = ratesFlat && mismatch <= 0.2 * m_theta;
+    if (driftSpread > 0.2 * m_theta || (ratesFlat && !flat))
     {
         const double observed =
             static_cast<double>(m_currentTs - latestAnchor) - static_cast<double>(st.skippedSinceAnchor);
@@ -288,7 +289,6 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
             driftLimited = false;
         }
     };
-    const bool flat = spread <= 0.2 * m_theta && queueFlat;
     bound(quantum > 0 ? UntilCompletionExact(rates, periods)
           : flat      ? UntilCompletionFlat(rates, spread)
                       : untilCompletion);
