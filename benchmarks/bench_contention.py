@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--cc CC] [--noise N] [--seeds N] [--phases N] [--queue Q] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--cc CC] [--delay D] [--noise N] [--seeds N] [--phases N] [--queue Q] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -20,7 +20,8 @@ Scenarios:
   join128    a second 128 MB flow joins a first one at 2 ms at the same
              receiver (a 100G star): they share the port about evenly while
              their DCQCN targets settle, and the joiner climbs alone after the
-             first leaves (run it with --seeds; --cc and --phases for others).
+             first leaves (run it with --seeds; --cc and --phases for others,
+             --delay for longer links).
 
 Each scenario runs --rounds times, baseline and Wormhole alternating (so load
 on the machine hits both alike); walls are medians over the rounds. Results
@@ -39,9 +40,12 @@ within-run standard deviation of the FCTs, its difference taken over the
 baseline's mean FCT; too narrow a spread makes the mean FCT late), and how
 much the makespan moves from seed to seed under each kernel.
 ``--phases N`` does the same over phases instead of seeds: the scenario's
-last flow starts k x 37 ns later (k < N), under both kernels. That is how to
-judge a reference that is deterministic but moves with the phase of a join
-(TIMELY, HPCC: one seed is every seed). ``--cc`` picks the congestion
+last flow starts k x (round trip / N) later (k < N), under both kernels, the
+round trip taken as four times the longest link delay (a two-link path there
+and back). That is how to judge a reference that is deterministic but moves
+with the phase of a join (TIMELY, HPCC: one seed is every seed): they update
+once per round trip, and where in that cycle a join falls decides how a pair
+splits a port, so the phases must spread over a round trip. ``--cc`` picks the congestion
 control of the fabric (default DCQCN).
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
@@ -62,7 +66,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ns3wormhole.compare import Comparison, PairedBias, _shifted, baseline_noise, fct_errors, signed_errors
+from ns3wormhole.compare import (Comparison, PairedBias, _shifted, baseline_noise, fct_errors, round_trip_ns,
+                                 signed_errors)
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
@@ -72,10 +77,10 @@ from ns3wormhole.why_not import partition_summary, why_not_summary
 MB = 1_000_000
 
 
-def shortmix(seed: int = 1, n: int = 400, mean_gap_ns: float = 4000.0) -> tuple[Topology, FlowSet]:
+def shortmix(seed: int = 1, n: int = 400, mean_gap_ns: float = 4000.0, delay: str = "1us") -> tuple[Topology, FlowSet]:
     """``n`` flows of 40 KB - 1 MB (log-uniform) between random distinct host
     pairs of a 16-host leaf-spine, starting as a Poisson process."""
-    topo = leaf_spine(4, 2, 4, "100Gbps", "400Gbps", "1us")
+    topo = leaf_spine(4, 2, 4, "100Gbps", "400Gbps", delay)
     rng = np.random.default_rng(seed)
     hosts = topo.hosts()
     src = rng.integers(0, hosts.size, n)
@@ -85,40 +90,41 @@ def shortmix(seed: int = 1, n: int = 400, mean_gap_ns: float = 4000.0) -> tuple[
     return topo, FlowSet.from_lists(hosts[src].tolist(), hosts[dst].tolist(), size.tolist(), start.tolist())
 
 
-def fattree4(mb: int) -> tuple[Topology, FlowSet]:
-    topo = fat_tree(4, "100Gbps", "1us")
+def fattree4(mb: int, delay: str) -> tuple[Topology, FlowSet]:
+    topo = fat_tree(4, "100Gbps", delay)
     return topo, permutation(topo.hosts(), mb * MB, seed=1)
 
 
-def fattree8(mb: int) -> tuple[Topology, FlowSet]:
-    topo = fat_tree(8, "100Gbps", "1us")
+def fattree8(mb: int, delay: str) -> tuple[Topology, FlowSet]:
+    topo = fat_tree(8, "100Gbps", delay)
     return topo, permutation(topo.hosts(), mb * MB, seed=1)
 
 
-def oversub(mb: int) -> tuple[Topology, FlowSet]:
-    topo = leaf_spine(4, 2, 4, "100Gbps", "100Gbps", "1us")  # 400G down, 200G up per leaf
+def oversub(mb: int, delay: str) -> tuple[Topology, FlowSet]:
+    topo = leaf_spine(4, 2, 4, "100Gbps", "100Gbps", delay)  # 400G down, 200G up per leaf
     return topo, permutation(topo.hosts(), mb * MB, seed=1)
 
 
-def join128() -> tuple[Topology, FlowSet]:
+def join128(delay: str) -> tuple[Topology, FlowSet]:
     """Flow B (128 MB) joins flow A (128 MB) 2 ms after it, at the same receiver of a 100G star."""
     flows = FlowSet.from_lists(src=[0, 1], dst=[2, 2], bytes=[128 * MB, 128 * MB], start_ns=[0, 2_000_000])
-    return star(4, "100Gbps", "1us"), flows
+    return star(4, "100Gbps", delay), flows
 
 
-def incast8(mb: int) -> tuple[Topology, FlowSet]:
+def incast8(mb: int, delay: str) -> tuple[Topology, FlowSet]:
     """8-to-1 incast of `mb` MB flows on a 100G star."""
-    return star(9, "100Gbps", "1us"), incast(list(range(8)), 8, mb * MB)
+    return star(9, "100Gbps", delay), incast(list(range(8)), 8, mb * MB)
 
 
-SCENARIOS: dict[str, Callable[[int], tuple[Topology, FlowSet]]] = {
-    "shortmix": lambda _mb: shortmix(),
+# Each takes (--mb, --delay); the fixed-size ones ignore --mb.
+SCENARIOS: dict[str, Callable[[int, str], tuple[Topology, FlowSet]]] = {
+    "shortmix": lambda _mb, delay: shortmix(delay=delay),
     "fattree4": fattree4,
     "fattree8": fattree8,
     "oversub": oversub,
-    "incast256": lambda _mb: incast8(256),
-    "incast128": lambda _mb: incast8(128),
-    "join128": lambda _mb: join128(),
+    "incast256": lambda _mb, delay: incast8(256, delay),
+    "incast128": lambda _mb, delay: incast8(128, delay),
+    "join128": lambda _mb, delay: join128(delay),
 }
 DEFAULT = ["shortmix", "fattree4", "oversub", "incast256"]
 
@@ -276,9 +282,12 @@ def main(argv: list[str] | None = None) -> int:
                              "summarise the ratios and errors over them: one seed of a chaotic scenario "
                              "(DCQCN, probabilistic marking) is one draw of its speed-up (default 1)")
     parser.add_argument("--phases", type=int, default=1, metavar="N",
-                        help="run each scenario N times with its last flow starting k x 37 ns later (k < N) "
-                             "under both kernels, and summarise as --seeds does: for references that are "
-                             "deterministic but move with a join's phase (default 1)")
+                        help="run each scenario N times with its last flow starting k x (round trip / N) "
+                             "later (k < N; a round trip taken as 4x the longest link delay) under both "
+                             "kernels, and summarise as --seeds does: for references that are deterministic "
+                             "but move with a join's phase (default 1)")
+    parser.add_argument("--delay", default="1us", metavar="DELAY",
+                        help="one-way delay of every link of the scenarios (ns-3 time, default 1us)")
     parser.add_argument("--cc", default="dcqcn", choices=CC_NAMES,
                         help="congestion control of the fabric (default dcqcn)")
     parser.add_argument("--queue", default=None, metavar="SCHEDULER",
@@ -298,30 +307,32 @@ def main(argv: list[str] | None = None) -> int:
     cfg = WormholeConfig()
     if args.only:
         for name in args.scenario:
-            topo, flows = SCENARIOS[name](args.mb)
+            topo, flows = SCENARIOS[name](args.mb, args.delay)
             res = run_flows(topo, flows, fabric, args.only, cfg, scheduler=args.queue)
             print(f"{name} {args.only}: wall {res.wall_s:.3f} s, {res.events:,} events")
         return 0
     print(f"# {time.strftime('%Y-%m-%d %H:%M')} {platform.node()} python {platform.python_version()} "
-          f"rounds {args.rounds}, permutation flows {args.mb} MB, cc {args.cc}, default kernel, event queue "
+          f"rounds {args.rounds}, permutation flows {args.mb} MB, links {args.delay}, cc {args.cc}, default kernel, event queue "
           f"{args.queue or 'each kernel its own (baseline ns3::MapScheduler, Wormhole ns3::WormholeEventQueue)'}")
     print(f"{'scenario':<14}{'flows':>6}{'base wall':>11}{'worm wall':>11}{'worm/base':>10}{'speedup':>10}"
           f"{'base ev':>13}{'worm ev':>12}{'ev ratio':>10}{'ff':>6}{'fct mean':>10}{'max':>9}{'makespan':>10}")
     rows = []
     for name in args.scenario:
-        topo, flows = SCENARIOS[name](args.mb)
+        topo, flows = SCENARIOS[name](args.mb, args.delay)
         per_seed: list[Row] = []
         draws = [(seed, 0) for seed in range(1, args.seeds + 1)] if args.phases == 1 else \
             [(fabric.seed, k) for k in range(args.phases)]
+        phase_ns = max(1, round_trip_ns(topo) // args.phases)
         for seed, phase in draws:
             seeded = dataclasses.replace(fabric, seed=seed)
-            label = name if len(draws) == 1 else f"{name} s{seed}" if args.phases == 1 else f"{name} +{37 * phase}ns"
-            drawn = _shifted(flows, len(flows.src) - 1, 37 * phase) if phase else flows
+            later = phase_ns * phase
+            label = name if len(draws) == 1 else f"{name} s{seed}" if args.phases == 1 else f"{name} +{later}ns"
+            drawn = _shifted(flows, len(flows.src) - 1, later) if phase else flows
             row = measure(label, topo, drawn, args.rounds, seeded, cfg, args.queue)
             print_row(row)
             out = row.as_dict()
             out["seed"] = seeded.seed
-            out["last_flow_later_ns"] = 37 * phase
+            out["last_flow_later_ns"] = later
             if args.noise > 0:
                 out["noise"] = noise(topo, drawn, row.cmp.baseline, args.noise, seeded, cfg)
                 print_noise(out["noise"])

@@ -146,6 +146,15 @@ class NoiseFloor:
                 "makespan": self.makespan.tolist()}
 
 
+def round_trip_ns(topology: Topology) -> int:
+    """A round trip of a two-link path on ``topology``'s longest links: the
+    span over which a join's phase is drawn. Controllers that update once
+    per round trip (HPCC, TIMELY, DCTCP's windows) meet a joining flow at
+    any point of that cycle, and where decides how the pair splits a port:
+    a reference deterministic to a 1 ns shift moves by percents over it."""
+    return 4 * int(topology.delay_ns.max())
+
+
 def _shifted(flows: FlowSet, index: int, delta_ns: int) -> FlowSet:
     starts = flows.start_ns.copy()
     starts[index] += np.uint64(delta_ns)
@@ -169,9 +178,9 @@ def baseline_noise(
     return NoiseFloor.of(out)
 
 
-def _delayed_compute(dag, k: int):
+def _delayed_compute(dag, k: int, by_ns: int = 1):
     """``dag`` with its k-th compute delay (in node order; any delay if it has
-    no compute) 1 ns longer."""
+    no compute) ``by_ns`` longer."""
     from .workload.dag import KIND_COMPUTE, OP_DELAY
 
     delays = (dag.op == OP_DELAY) & (dag.duration_ns > 0)
@@ -181,7 +190,7 @@ def _delayed_compute(dag, k: int):
     if compute.size == 0:
         raise ValueError("the DAG has no delay to lengthen (only flows): no noise floor measured this way")
     duration = dag.duration_ns.copy()
-    duration[compute[k % compute.size]] += np.uint64(1)
+    duration[compute[k % compute.size]] += np.uint64(by_ns)
     return dataclasses.replace(dag, duration_ns=duration)
 
 

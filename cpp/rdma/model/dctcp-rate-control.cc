@@ -57,6 +57,13 @@ DctcpRateControl::OpenWindow()
 }
 
 void
+DctcpRateControl::Shift(int64_t dtSteps)
+{
+    // The open window's age counts the flow's time, not the skip's.
+    m_windowOpened += dtSteps;
+}
+
+void
 DctcpRateControl::Skipped(int64_t dtSteps)
 {
     // Alpha is DCTCP's slow state: an average of the marked fraction with

@@ -19,6 +19,7 @@ class DctcpRateControl : public RdmaCongestionControl
 
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
+    void Shift(int64_t dtSteps) override;
     void Skipped(int64_t dtSteps) override;
 
     bool ReactsToEcn() const override

@@ -97,11 +97,58 @@ void
 HpccRateControl::Shift(int64_t dtSteps)
 {
     // Switches sent nothing for the flow during the skip: the next sample's
-    // interval must not count the skipped time.
+    // interval must not count the skipped time. Frames stamped before the
+    // skip and still in flight echo stamps of the old clock: they are read
+    // with the shift added (StampOnFlowClock), or they would look older
+    // than the record and be dropped, a round trip of updates the
+    // reference makes and a skipped flow would not.
     for (Hop& h : m_hops)
     {
         h.ts += dtSteps;
     }
+    if (dtSteps > 0)
+    {
+        m_shifts.push_back(ClockShift{Simulator::Now().GetTimeStep(), dtSteps});
+        return;
+    }
+    // Taken back (a skip cut short, or undone for a replay that re-runs the
+    // flow from the skip's start): the frozen flow stamped nothing since,
+    // so the shift stamps of before the skip need shrinks by as much.
+    for (int64_t back = -dtSteps; back > 0 && !m_shifts.empty();)
+    {
+        ClockShift& last = m_shifts.back();
+        const int64_t taken = std::min(back, last.dt);
+        last.dt -= taken;
+        back -= taken;
+        if (last.dt == 0)
+        {
+            m_shifts.pop_back();
+        }
+    }
+}
+
+void
+HpccRateControl::Credited(int64_t bytes)
+{
+    // The per-RTT update fires when the ACKs pass what was sent at the last
+    // one: a cycle clocked by acknowledged bytes.
+    if (m_started)
+    {
+        m_update.Credit(bytes, m_qp->sndUna);
+    }
+}
+
+int64_t
+HpccRateControl::StampOnFlowClock(int64_t ts) const
+{
+    for (const ClockShift& s : m_shifts)
+    {
+        if (ts <= s.at)
+        {
+            ts += s.dt;
+        }
+    }
+    return ts;
 }
 
 bool
@@ -119,6 +166,9 @@ HpccRateControl::Measure(const RdmaTelemetry& t, double& maxU)
         }
         return false;
     }
+    // Frames arrive in order on their path: once a frame stamped after a
+    // skip is back, no frame stamped before it is still in flight.
+    std::erase_if(m_shifts, [&t](const ClockShift& s) { return t.hops[0].ts > s.at; });
     bool used = false;
     maxU = 0;
     for (uint32_t i = 0; i < t.nHops; ++i)
@@ -127,7 +177,8 @@ HpccRateControl::Measure(const RdmaTelemetry& t, double& maxU)
         Hop& h = m_hops[i];
         const uint64_t bytes = now.txBytes / bUnit * bUnit;
         const uint64_t qlen = now.qlen / qUnit * qUnit;
-        const double tau = Time(now.ts - h.ts).GetSeconds();
+        const int64_t ts = StampOnFlowClock(now.ts);
+        const double tau = Time(ts - h.ts).GetSeconds();
         if (tau > 0 && bytes >= h.txBytes)
         {
             const auto rate = static_cast<double>(now.rateBps);
@@ -135,7 +186,7 @@ HpccRateControl::Measure(const RdmaTelemetry& t, double& maxU)
             const double u = txRate / rate + static_cast<double>(std::min(qlen, h.qlen)) * 8 / (rate * rtt);
             const double w = std::min(tau, rtt) / rtt;
             h.u = (1 - w) * h.u + w * u;
-            h.ts = now.ts;
+            h.ts = ts;
             h.txBytes = bytes;
             h.qlen = qlen;
             used = true;
@@ -152,11 +203,11 @@ HpccRateControl::OnAck(const RdmaPacket& ack)
     {
         return;
     }
-    const bool perRtt = ack.seq > m_lastUpdateSeq;
+    const bool perRtt = m_update.ClosedBy(ack.seq);
     if (!m_started)
     {
         m_started = true;
-        m_lastUpdateSeq = m_qp->sndNxt;
+        m_update.Open(m_qp->sndNxt, ack.seq);
         Measure(*ack.telemetry, m_maxU);
         return;
     }
@@ -177,7 +228,7 @@ HpccRateControl::OnAck(const RdmaPacket& ack)
     {
         m_reference = rate;
         m_stage = multiplicative ? 0 : m_stage + 1;
-        m_lastUpdateSeq = m_qp->sndNxt;
+        m_update.Open(m_qp->sndNxt, ack.seq);
     }
     SetRate(rate);
 }
@@ -203,7 +254,7 @@ HpccRateControl::RestoreState(const std::vector<double>& state)
     {
         m_hops[i].u = m_maxU;
     }
-    m_lastUpdateSeq = m_qp->sndNxt;
+    m_update.Open(m_qp->sndNxt, m_qp->sndUna);
     SetRate(ClampRate(state[0]));
 }
 

@@ -5,11 +5,13 @@
 #ifndef HPCC_RATE_CONTROL_H
 #define HPCC_RATE_CONTROL_H
 
+#include "ack-clocked-cycle.h"
 #include "rdma-congestion-control.h"
 
 #include "ns3/data-rate.h"
 
 #include <array>
+#include <vector>
 
 namespace ns3
 {
@@ -22,6 +24,7 @@ class HpccRateControl : public RdmaCongestionControl
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
     void Shift(int64_t dtSteps) override;
+    void Credited(int64_t bytes) override;
     uint8_t GetTelemetry() const override;
     uint32_t GetTelemetryBytes() const override;
     double GetTargetUtilisation() const override;
@@ -44,6 +47,10 @@ class HpccRateControl : public RdmaCongestionControl
         double u = 1.0; ///< EWMA of the hop's normalised in-flight bytes
     };
 
+    /// A switch stamp moved onto the flow's present clock: stamps taken
+    /// before a skip that has shifted the flow's records since get its shift.
+    int64_t StampOnFlowClock(int64_t ts) const;
+
     /// Fold one ACK's telemetry into the per-hop estimates; false if it
     /// cannot be used (first sample, path changed, stale stamps).
     bool Measure(const RdmaTelemetry& t, double& maxU);
@@ -58,11 +65,20 @@ class HpccRateControl : public RdmaCongestionControl
     double m_ai = 0;
     double m_reference = 0; ///< rate of the last per-RTT update (W_c / T)
     uint32_t m_stage = 0;   ///< per-RTT updates in a row that were additive
-    uint64_t m_lastUpdateSeq = 0;
+    AckClockedCycle m_update; ///< one update per round trip
     bool m_started = false;
     double m_maxU = 1.0;
     uint8_t m_nHops = 0;
     std::array<Hop, RdmaTelemetry::kMaxHops> m_hops{};
+
+    /// Skips (global time they began, shift) whose pre-skip stamps may
+    /// still be in flight.
+    struct ClockShift
+    {
+        int64_t at;
+        int64_t dt;
+    };
+    std::vector<ClockShift> m_shifts;
 };
 
 } // namespace ns3

@@ -111,6 +111,11 @@ RdmaCongestionControl::Skipped(int64_t)
 {
 }
 
+void
+RdmaCongestionControl::Credited(int64_t)
+{
+}
+
 double
 RdmaCongestionControl::GetRate() const
 {

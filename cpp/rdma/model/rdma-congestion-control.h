@@ -52,6 +52,11 @@ class RdmaCongestionControl : public Object
     /// would have reset in that span has to be set as they would leave it.
     /// Called after Shift. Default: nothing (no such state).
     virtual void Skipped(int64_t dtSteps);
+    /// The kernel credited (bytes > 0) or took back (< 0) this many of the
+    /// flow's bytes without sending them. Cycles clocked by acknowledged
+    /// bytes keep the phase the reference's would have after sending them.
+    /// Called after Shift. Default: nothing (no such cycle).
+    virtual void Credited(int64_t bytes);
 
     /// What the NIC stamps on each DATA frame for this controller (the
     /// RdmaQueuePair::telemetry codes) and the bytes that adds on the wire

@@ -443,6 +443,7 @@ RdmaNic::CreditFlow(RdmaQueuePair& qp, int64_t bytes, int64_t dtSteps)
     qp.nackUntil += dtSteps;
     qp.clockShift += dtSteps;
     qp.cc->Shift(dtSteps);
+    qp.cc->Credited(credit);
     if (dtSteps > 0)
     {
         qp.cc->Skipped(dtSteps);

@@ -100,13 +100,13 @@ TimelyRateControl::GetTelemetryBytes() const
 void
 TimelyRateControl::OnAck(const RdmaPacket& ack)
 {
-    if (!ack.telemetry || ack.seq <= m_lastUpdateSeq)
+    if (!ack.telemetry || !m_update.ClosedBy(ack.seq))
     {
         return; // one update per RTT: when the data sent at the last one is acknowledged
     }
     const int64_t flowNow = Simulator::Now().GetTimeStep() - m_qp->clockShift;
     const double rtt = Time(flowNow - ack.telemetry->sentAt).GetSeconds();
-    m_lastUpdateSeq = m_qp->sndNxt;
+    m_update.Open(m_qp->sndNxt, ack.seq);
     if (!m_started)
     {
         m_started = true;
@@ -114,6 +114,17 @@ TimelyRateControl::OnAck(const RdmaPacket& ack)
         return;
     }
     Update(rtt);
+}
+
+void
+TimelyRateControl::Credited(int64_t bytes)
+{
+    // One update per round trip, when the ACKs pass what was sent at the
+    // last one: a cycle clocked by acknowledged bytes.
+    if (m_started)
+    {
+        m_update.Credit(bytes, m_qp->sndUna);
+    }
 }
 
 void
@@ -165,7 +176,7 @@ TimelyRateControl::RestoreState(const std::vector<double>& state)
     m_lastRtt = state[1];
     m_rttDiff = state[2];
     m_stage = static_cast<uint32_t>(state[3]);
-    m_lastUpdateSeq = m_qp->sndNxt;
+    m_update.Open(m_qp->sndNxt, m_qp->sndUna);
     SetRate(ClampRate(state[0]));
 }
 

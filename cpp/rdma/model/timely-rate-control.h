@@ -6,6 +6,7 @@
 #ifndef TIMELY_RATE_CONTROL_H
 #define TIMELY_RATE_CONTROL_H
 
+#include "ack-clocked-cycle.h"
 #include "rdma-congestion-control.h"
 
 #include "ns3/data-rate.h"
@@ -21,6 +22,7 @@ class TimelyRateControl : public RdmaCongestionControl
 
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
+    void Credited(int64_t bytes) override;
     uint8_t GetTelemetry() const override;
     uint32_t GetTelemetryBytes() const override;
     /// {rate, last RTT (s), RTT difference EWMA (s), stage}
@@ -50,7 +52,7 @@ class TimelyRateControl : public RdmaCongestionControl
     double m_ai = 0;
     double m_hai = 0;
     bool m_started = false;
-    uint64_t m_lastUpdateSeq = 0;
+    AckClockedCycle m_update; ///< one update per round trip
     double m_lastRtt = 0;
     double m_rttDiff = 0;
     uint32_t m_stage = 0; ///< consecutive updates with a non-positive gradient
