@@ -106,3 +106,24 @@ def test_a_lone_dctcp_flow_skipped_early_meets_a_joiner_with_the_alpha_it_would_
     assert cmp.wormhole.stats["fast_forwards"] > 1
     assert cmp.fct_error.max < 0.01, cmp.fct_error
     assert abs(cmp.makespan_error) < 0.005, cmp.makespan_error
+
+
+def test_a_dctcp_skip_cut_short_by_an_unforeseen_join_decays_alpha_only_over_what_it_skipped():
+    """A 24 MB DCTCP flow alone on 5 us links is skipped to its completion; a
+    12 MB flow started by the DAG when a 1 kB flow elsewhere ends joins it at
+    0.7 ms, which nobody could announce, so the skip is taken back there. The
+    skip had let alpha decay over its whole planned span (its last windows
+    saw no mark), and kept that decay when cut short: the incumbent then cut
+    too little at the joiner's first marks, and the joiner ended 10.6% early
+    (mean 2.9%). Alpha now decays over what was skipped, recomputed from its
+    value before the skip. Step marking: the reference is deterministic."""
+    from ns3wormhole import accuracy_matrix as am
+    from ns3wormhole.compare import workload_fct_errors
+
+    case = am.join_unforeseen(5, 24 * am.MB)
+    fabric = am.fabric_of("step", "dctcp")
+    base = am.simulate(case, fabric, "baseline").result
+    worm = am.simulate(case, fabric, "wormhole", WormholeConfig(memo=False)).result
+    assert worm.network.stats["skip_backs"] >= 1  # the join cut a skip short
+    err = workload_fct_errors(base, worm)
+    assert err.max() <= 0.03 and err.mean() <= 0.01, (err.max(), err.mean())

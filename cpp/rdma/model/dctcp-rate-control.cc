@@ -61,6 +61,15 @@ DctcpRateControl::Shift(int64_t dtSteps)
 {
     // The open window's age counts the flow's time, not the skip's.
     m_windowOpened += dtSteps;
+    if (dtSteps < 0 && m_skip.span > 0)
+    {
+        // The skip was cut short (or undone for a replay): alpha decays over
+        // what was skipped, not over what the skip was planned to span.
+        // Recomputed from alpha before the skip, so an undone skip leaves it
+        // exactly as it was.
+        m_skip.span = std::max<int64_t>(0, m_skip.span + dtSteps);
+        m_alpha = m_skip.alpha * std::pow(1 - m_g, static_cast<double>(m_skip.span / m_skip.window));
+    }
 }
 
 void
@@ -77,6 +86,7 @@ DctcpRateControl::Skipped(int64_t dtSteps)
     // split the port evenly where the reference's incumbent keeps most of
     // it (benchmarks/README.md). With marks the average is taken to be at
     // its level for them, and stays.
+    m_skip.span = 0;
     if (!m_started || m_lastFraction > 0 || m_marked > 0)
     {
         return;
@@ -87,6 +97,7 @@ DctcpRateControl::Skipped(int64_t dtSteps)
         m_lastWindow > 0 ? m_lastWindow : Seconds(BaseRttSeconds()).GetTimeStep();
     if (window > 0)
     {
+        m_skip = SkipDecay{dtSteps, window, m_alpha};
         m_alpha *= std::pow(1 - m_g, static_cast<double>(dtSteps / window));
     }
 }
@@ -99,6 +110,7 @@ DctcpRateControl::OnAck(const RdmaPacket& ack)
         m_started = true;
         OpenWindow();
     }
+    m_skip.span = 0; // the skip is over: nothing takes it back now
     ++m_acks;
     m_marked += ack.cnp ? 1 : 0;
     double rate = m_qp->rate;

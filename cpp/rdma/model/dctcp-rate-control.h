@@ -55,6 +55,16 @@ class DctcpRateControl : public RdmaCongestionControl
     double m_lastFraction = 0; ///< marked fraction of the last window folded into alpha
     int64_t m_windowOpened = 0;  ///< time step the current window opened
     int64_t m_lastWindow = 0;    ///< time steps the last window took (0: none closed yet)
+
+    /// The decay the last skip applied, while a skip-back may still cut it
+    /// (until the flow's next ACK).
+    struct SkipDecay
+    {
+        int64_t span = 0;   ///< time steps skipped (0: no decay to revise)
+        int64_t window = 1; ///< the window it decayed per
+        double alpha = 1.0; ///< alpha before the skip
+    };
+    SkipDecay m_skip;
 };
 
 } // namespace ns3
