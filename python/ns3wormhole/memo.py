@@ -31,7 +31,7 @@ MAGIC = "ns3wormhole-memo"
 SCHEMA = 1
 # Bumped with the C++ record format (memo-store.cc kVersion) or the meaning
 # of a key, so stale records are never matched.
-FORMAT = 5
+FORMAT = 6  # 6: a pattern is fresh only if its flows started within 5 us; ending labels carry unsent bytes
 
 
 class MemoError(ValueError):

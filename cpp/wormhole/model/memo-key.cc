@@ -148,24 +148,39 @@ BuildMemoKey(const std::vector<MemoFlowView>& flows, double rateQuantum, const F
 
     // How a transient ends in a completion depends on where each flow
     // stands, not only on the pattern. If every flow started with the
-    // pattern (delivered at most ~5 us at 100 Gbps), the pattern says it
-    // all: such records are keyed by the graph. Otherwise they are keyed by
-    // the graph with each flow's remaining bytes (8 KB steps) in its label,
-    // so they match only flows with what their counterparts had left (an
-    // all-to-all repeated from the same staggered start). Measured: reusing
-    // one for a short flow joining long DCQCN flows, whose state the graph
-    // does not show, erred by 14%.
+    // pattern (within ~5 us of each other, having delivered at most that
+    // long at 100 Gbps), the pattern says it all: such records are keyed by
+    // the graph. Otherwise they are keyed by the graph with each flow's
+    // remaining and unsent bytes (8 KB steps) in its label, so they match
+    // only flows with what their counterparts had left (an all-to-all
+    // repeated from the same staggered start). Measured: reusing one for a
+    // short flow joining long DCQCN flows, whose state the graph does not
+    // show, erred by 14%. Delivered bytes alone do not tell a flow that
+    // started with the pattern on long links, where nothing is delivered
+    // for a round trip: three DCTCP flows of an incast wave joined by the
+    // fourth 25-175 us later on 50 us links looked fresh, took the record of
+    // the wave whose four flows started together, and ended 20-24% early.
+    // Unsent bytes tell such offsets apart where remaining bytes do not.
     constexpr double kFreshBytes = 64000;
+    constexpr uint64_t kFreshNs = 5000;
+    uint64_t first = UINT64_MAX;
+    uint64_t last = 0;
     for (const MemoFlowView& fs : flows)
     {
         key.fresh = key.fresh && fs.delivered <= kFreshBytes;
+        first = std::min(first, fs.startedAt);
+        last = std::max(last, fs.startedAt);
     }
+    key.fresh = key.fresh && (flows.empty() || last - first <= kFreshNs);
     key.ending.vertexLabel = key.graph.vertexLabel; // a copy of labels and edges: no cached hash
     key.ending.edges = key.graph.edges;
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
-        key.ending.vertexLabel[i] = key.ending.vertexLabel[i] * 1000003u +
-                                    static_cast<uint64_t>(std::llround(std::max(0.0, flows[i].remaining) / 8192.0));
+        const double remaining = std::max(0.0, flows[i].remaining);
+        const double unsent = std::max(0.0, remaining - flows[i].inFlight);
+        uint64_t& label = key.ending.vertexLabel[i];
+        label = label * 1000003u + static_cast<uint64_t>(std::llround(remaining / 8192.0));
+        label = label * 1000003u + static_cast<uint64_t>(std::llround(unsent / 8192.0));
     }
     return key;
 }

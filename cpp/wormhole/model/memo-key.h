@@ -25,6 +25,7 @@ struct MemoFlowView
     double delivered = 0; ///< payload acknowledged or credited so far
     double remaining = 0; ///< payload neither acknowledged nor credited
     double inFlight = 0;  ///< payload sent but not acknowledged
+    uint64_t startedAt = 0; ///< when it started (ns)
     std::vector<uint32_t> dataLinks; ///< the links its data crosses, in order
 };
 

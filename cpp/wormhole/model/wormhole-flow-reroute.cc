@@ -24,6 +24,7 @@ WormholeSimulatorImpl::FlowRerouted(uint32_t flowId, const std::vector<uint32_t>
     FlowFinished(flowId);
     FlowStarted(flowId, links, dataHops, kept.bytes);
     FlowState& fs = m_flows[flowId];
+    fs.startedAt = kept.startedAt;
     fs.acked = kept.acked;
     fs.sent = kept.sent;
     fs.credited = kept.credited;

@@ -35,6 +35,7 @@ WormholeSimulatorImpl::MemoViews(uint32_t partition) const
         v.delivered = static_cast<double>(fs.acked) + static_cast<double>(fs.credited);
         v.remaining = static_cast<double>(fs.bytes) - static_cast<double>(fs.acked) - static_cast<double>(fs.credited);
         v.inFlight = static_cast<double>(fs.sent - fs.acked);
+        v.startedAt = fs.startedAt;
         v.dataLinks.assign(fs.links.begin(), fs.links.begin() + fs.dataHops);
     }
     return views;

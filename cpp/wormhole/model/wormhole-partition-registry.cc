@@ -204,6 +204,7 @@ WormholeSimulatorImpl::FlowStarted(uint32_t flowId,
     }
     FlowState& fs = m_flows[flowId];
     fs = FlowState{};
+    fs.startedAt = m_currentTs;
     fs.bytes = bytes;
     fs.links = links;
     fs.dataHops = std::min<uint32_t>(dataHops, static_cast<uint32_t>(links.size()));

@@ -266,6 +266,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t bytes = 0;
         uint64_t acked = 0;
         uint64_t sent = 0;
+        uint64_t startedAt = 0; ///< when it started (ns; a reroute keeps it)
         int64_t credited = 0;
         bool steady = false;
         double ccRate = 0;        ///< latest congestion-control rate
