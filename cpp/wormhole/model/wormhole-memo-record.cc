@@ -202,7 +202,11 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
                           st.deliveredAtFormation[i]);
         r.rate.push_back(rateOf(i, f, fs));
         r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
-        r.spread = std::max(r.spread, SpreadSinceAnchor(fs));
+        // A window too short to measure has an infinite spread: not flat.
+        // Stored as the largest spread a store loads (MemoStore::Plausible),
+        // it means the same and the record is not dropped as corrupt when a
+        // later run loads it (HPCC on 50 us links wrote three such).
+        r.spread = std::max(r.spread, std::min(SpreadSinceAnchor(fs), 1e3));
         DataPathBacklog(f, fs, r.backlog.emplace_back());
     }
     // The course ends in the record's end state.
