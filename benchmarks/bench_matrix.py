@@ -1,9 +1,15 @@
 """The accuracy matrix of issue 11 at benchmark sizes: every cell against the
-default kernel on the same scenario and seed (link delays x patterns x ECN
-marking x memo state), with the reference's own spread beside each error.
+default kernel on the same scenario and seed (congestion controls x link
+delays x patterns x ECN marking x memo state), with the reference's own
+spread beside each error.
 
-    python benchmarks/bench_matrix.py [--size-mb 48] [--delay 1 --delay 50 ...]
+    python benchmarks/bench_matrix.py [--size-mb 48] [--cc hpcc ...] [--delay 1 --delay 50 ...]
         [--pattern lone ...] [--marking step ...] [--memo off ...] [--json OUT]
+
+Marking is an axis of the controllers ECN moves (DCQCN, DCTCP) only. The
+references of controllers that update once per round trip (HPCC, TIMELY,
+DCTCP) are also drawn with the last flow later by parts of a round trip
+(``accuracy_matrix.PHASED_CCS``).
 
 Columns: FCT error mean / max of Wormhole and its makespan error (from the
 reference's run where it is deterministic, else from the mean makespan of
@@ -29,6 +35,8 @@ MB = 1_000_000
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=int, default=48)
+    ap.add_argument("--cc", action="append", choices=list(am.CCS),
+                    help="congestion control; default: all of the matrix")
     ap.add_argument("--delay", type=int, action="append", help="link delay (us); default: all of the matrix")
     ap.add_argument("--pattern", action="append", choices=list(am.PATTERNS))
     ap.add_argument("--marking", action="append", choices=list(am.MARKINGS))
@@ -38,31 +46,32 @@ def main(argv: list[str] | None = None) -> int:
     size = args.size_mb * MB
     rows = []
     failed = 0
-    print(f"{'pattern':16s} {'delay':>5s} {'marking':7s} {'memo':11s} {'mean%':>7s} {'max%':>7s} {'span%':>7s}"
+    print(f"{'cc':6s} {'pattern':16s} {'delay':>5s} {'marking':7s} {'memo':11s} {'mean%':>7s} {'max%':>7s} {'span%':>7s}"
           f"   {'bounds (mean/max/span %)':24s} {'bias mk/fct %':>14s} {'skip ms':>8s} {'ev ratio':>8s} {'hits':>4s}")
     t0 = time.time()
-    for delay in args.delay or am.DELAYS_US:
-        for pattern in args.pattern or am.PATTERNS:
-            for marking in args.marking or am.MARKINGS:
-                ref = am.reference(am.PATTERNS[pattern](delay, size), am.fabric_of(marking))
-                for memo in args.memo or am.MEMOS:
-                    c = am.run_cell(pattern, delay, marking, memo, size, ref=ref)
-                    failed += not c.within
-                    b = "/".join(f"{x * 100:.2f}" for x in c.bounds)
-                    bias = "-" if c.bias_makespan is None else "/".join(
-                        f"{x.mean * 100:+.2f}{'' if x.ok else '!'}" for x in (c.bias_makespan, c.bias_fct))
-                    print(f"{pattern:16s} {delay:4d}u {marking:7s} {memo:11s} {c.fct.mean * 100:7.3f} "
-                          f"{c.fct.max * 100:7.3f} {c.makespan_off * 100:7.3f}   {b:24s} {bias:>14s} "
-                          f"{c.time_skipped_ns / 1e6:8.2f} {c.event_ratio:8.2f} {c.memo_hits:4d} "
-                          f"{'OK' if c.within else 'FAIL'}", flush=True)
-                    rows.append({"pattern": pattern, "delay_us": delay, "marking": marking, "memo": memo,
-                                 "fct_mean": c.fct.mean, "fct_max": c.fct.max, "makespan": c.makespan,
-                                 "makespan_off": c.makespan_off,
-                                 "bias_makespan": None if c.bias_makespan is None else c.bias_makespan.errors.tolist(),
-                                 "bias_fct": None if c.bias_fct is None else c.bias_fct.errors.tolist(),
-                                 "bounds": list(c.bounds), "deterministic": c.deterministic,
-                                 "time_skipped_ns": c.time_skipped_ns, "event_ratio": c.event_ratio,
-                                 "memo_hits": c.memo_hits, "within": c.within})
+    cells = [(cc, delay, pattern, marking) for cc in args.cc or am.CCS for delay in args.delay or am.DELAYS_US
+             for pattern in args.pattern or am.PATTERNS for marking in am.markings_of(cc)
+             if args.marking is None or marking in args.marking]
+    for cc, delay, pattern, marking in cells:
+        ref = am.reference(am.PATTERNS[pattern](delay, size), am.fabric_of(marking, cc))
+        for memo in args.memo or am.MEMOS:
+            c = am.run_cell(pattern, delay, marking, memo, size, ref=ref, cc=cc)
+            failed += not c.within
+            b = "/".join(f"{x * 100:.2f}" for x in c.bounds)
+            bias = "-" if c.bias_makespan is None else "/".join(
+                f"{x.mean * 100:+.2f}{'' if x.ok else '!'}" for x in (c.bias_makespan, c.bias_fct))
+            print(f"{cc:6s} {pattern:16s} {delay:4d}u {marking:7s} {memo:11s} {c.fct.mean * 100:7.3f} "
+                  f"{c.fct.max * 100:7.3f} {c.makespan_off * 100:7.3f}   {b:24s} {bias:>14s} "
+                  f"{c.time_skipped_ns / 1e6:8.2f} {c.event_ratio:8.2f} {c.memo_hits:4d} "
+                  f"{'OK' if c.within else 'FAIL'}", flush=True)
+            rows.append({"cc": cc, "pattern": pattern, "delay_us": delay, "marking": marking, "memo": memo,
+                         "fct_mean": c.fct.mean, "fct_max": c.fct.max, "makespan": c.makespan,
+                         "makespan_off": c.makespan_off,
+                         "bias_makespan": None if c.bias_makespan is None else c.bias_makespan.errors.tolist(),
+                         "bias_fct": None if c.bias_fct is None else c.bias_fct.errors.tolist(),
+                         "bounds": list(c.bounds), "deterministic": c.deterministic,
+                         "time_skipped_ns": c.time_skipped_ns, "event_ratio": c.event_ratio,
+                         "memo_hits": c.memo_hits, "within": c.within})
     print(f"{len(rows) - failed}/{len(rows)} cells within bounds ({time.time() - t0:.0f} s)")
     if args.json:
         with open(args.json, "w") as f:

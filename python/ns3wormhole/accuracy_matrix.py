@@ -1,6 +1,6 @@
 """The accuracy matrix: Wormhole against the default kernel on the same
-scenario and seed, over link delays x traffic patterns x ECN marking x memo
-state. Shared by ``tests/test_accuracy_matrix.py`` (small sizes) and
+scenario and seed, over congestion controls x link delays x traffic patterns
+x ECN marking x memo state. Shared by ``tests/test_accuracy_matrix.py`` (small sizes) and
 ``benchmarks/bench_matrix.py`` (larger ones).
 
 Each cell's bound follows from the reference itself: where the default
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .compare import (FALSE_ALARM, ErrorSummary, PairedBias, fct_errors, prediction_bound,
+from .compare import (FALSE_ALARM, ErrorSummary, PairedBias, fct_errors, prediction_bound, round_trip_ns,
                       signed_errors, t_quantile, workload_fct_errors)
 from .fabric import FabricConfig
 from .flows import FlowSet
@@ -34,8 +34,11 @@ from .topology import Topology, leaf_spine, star
 MB = 1_000_000
 US = 1_000
 
+CCS: tuple[str, ...] = ("dcqcn", "hpcc", "timely", "dctcp")
 DELAYS_US: tuple[int, ...] = (1, 5, 20, 50)
 MARKINGS: tuple[str, ...] = ("step", "default")
+# Controllers that ECN marks move; marking is no axis for the others.
+ECN_CCS = frozenset({"dcqcn", "dctcp"})
 MEMOS: tuple[str, ...] = ("off", "cold", "other-delay")
 
 # Deterministic-reference bounds (the issue's): mean, max, makespan.
@@ -55,6 +58,19 @@ SEEDS = 8
 LATE = 3
 MAX_LATE = 8
 MIN_DRAWS = 4
+# Controllers that update once per round trip, clocked by their ACKs (HPCC,
+# TIMELY, DCTCP's windows), meet a flow that joins at any point of that
+# cycle, and where decides how the pair splits a port for milliseconds: a
+# 1 ns shift leaves such a reference where it was, a shift by part of a round
+# trip moves a flow by up to 8% (HPCC, 5 us links). Their references are
+# also drawn with every joining flow (or everything after the first compute
+# delay) later by k/PHASES of a round trip, k = 1..PHASES-1: moving the last
+# flow alone leaves the earlier joins at one phase, and the sample then
+# misses most of the reference's spread (TIMELY, 5 us, A 12 MB joined by two
+# 6 MB flows: 6.7% "bias" at one phase of the first join, none over 16). DCQCN's timers run on time, not ACKs;
+# its references keep the draws above.
+PHASED_CCS = frozenset({"hpcc", "timely", "dctcp"})
+PHASES = 8
 # A rerun moved the outcome if it moved a metric by a hundredth of the
 # targets or more. Less cannot change a bound (none is below the targets),
 # and is what a 1 ns shift does to a pattern it does not redraw: the late
@@ -149,8 +165,13 @@ PATTERNS: dict[str, Callable[[int, int], Case]] = {
 }
 
 
-def fabric_of(marking: str) -> FabricConfig:
-    fab = FabricConfig()
+def markings_of(cc: str) -> tuple[str, ...]:
+    """The marking axis of ``cc``: both where marks move it, else the default alone."""
+    return MARKINGS if cc in ECN_CCS else ("default",)
+
+
+def fabric_of(marking: str, cc: str = "dcqcn") -> FabricConfig:
+    fab = FabricConfig(cc=cc)
     return fab.with_step_marking() if marking == "step" else fab
 
 
@@ -180,15 +201,26 @@ def simulate(case: Case, fabric: FabricConfig, kernel: str, wormhole: WormholeCo
     return Outcome(run_flows(case.topology, case.flows, fabric, kernel, wormhole, check=kernel == "baseline"))
 
 
-def _late(case: Case, k: int) -> Case:
+def _late(case: Case, k: int, by_ns: int = 1) -> Case:
     """The same case with its k-th flow from the end (or k-th compute delay)
-    1 ns later."""
+    ``by_ns`` later."""
     if case.dag is not None:
         from .compare import _delayed_compute
 
-        return dataclasses.replace(case, dag=_delayed_compute(case.dag, k))
+        return dataclasses.replace(case, dag=_delayed_compute(case.dag, k, by_ns))
     starts = case.flows.start_ns.copy()
-    starts[-1 - k % starts.size] += np.uint64(1)
+    starts[-1 - k % starts.size] += np.uint64(by_ns)
+    return dataclasses.replace(case, flows=dataclasses.replace(case.flows, start_ns=starts))
+
+
+def _joins_later(case: Case, by_ns: int) -> Case:
+    """The same case with every flow that joins the first ones (or, in a
+    DAG, everything after its first compute delay) ``by_ns`` later: where
+    in the first flows' cycles the joins fall."""
+    if case.dag is not None:
+        return _late(case, 0, by_ns)
+    starts = case.flows.start_ns.copy()
+    starts[starts > starts.min()] += np.uint64(by_ns)
     return dataclasses.replace(case, flows=dataclasses.replace(case.flows, start_ns=starts))
 
 
@@ -208,7 +240,7 @@ class Draw:
     how far it moved from the reference's run (per-flow FCT mean and max,
     |makespan|, relative)."""
 
-    kind: str  # "seed" (another seed) or "late" (a flow or compute delay 1 ns late)
+    kind: str  # "seed" (another seed), "late" (a flow or compute delay 1 ns late), "phase" (PHASED_CCS)
     case: Case = dataclasses.field(repr=False)
     fabric: FabricConfig = dataclasses.field(repr=False)
     run: Outcome = dataclasses.field(repr=False)
@@ -335,6 +367,9 @@ def reference(case: Case, fabric: FabricConfig, base: RunResult | WorkloadResult
     else:
         made = min(LATE, lates)
         draws = [draw("late", _late(case, k), fabric) for k in range(made)]
+    if fabric.cc in PHASED_CCS:
+        step = round_trip_ns(case.topology) // PHASES
+        draws += [draw("phase", _joins_later(case, k * step), fabric) for k in range(1, PHASES)]
     ref = Reference(base, draws)
     if ref.moved and len(ref.sample) < MIN_DRAWS:
         ref.draws += [draw("late", _late(case, k), fabric) for k in range(made, lates)]
@@ -374,14 +409,14 @@ def other_delay(delay_us: int) -> int:
 
 
 def run_cell(pattern: str, delay_us: int, marking: str, memo: str, size: int,
-             ref: Reference | None = None) -> CellResult:
+             ref: Reference | None = None, cc: str = "dcqcn") -> CellResult:
     """One cell of the matrix (``ref``: the cell's reference, if computed
     already for another memo state of the same pattern, delay and marking).
     Where the reference is chaotic, Wormhole also runs every draw's
     perturbation, each from the same memo state, for the bias check."""
     build = PATTERNS[pattern]
     case = build(delay_us, size)
-    fabric = fabric_of(marking)
+    fabric = fabric_of(marking, cc)
     ref = ref or reference(case, fabric)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = WormholeConfig(memo=memo != "off")
