@@ -48,8 +48,6 @@ KNOWN_FAILING: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, str]] = 
                             "the stored one did: per-flow mean error 1.07% (max 5.7%)"),
     ("hpcc", "waves", 50): (("cold", "other-delay"), "as at 20 us: per-flow errors of HPCC memo hits"),
     ("hpcc", "permutation", 20): (None, "makespan 1.35% late at every 1 ns perturbation (limit 1.05%)"),
-    ("timely", "permutation", 20): (None, "makespan 2.0% early at every 1 ns perturbation (limit 1.03%)"),
-    ("timely", "permutation", 50): (None, "makespan 8.8% early, mean FCT 2.5% early"),
     ("dctcp", "staggered", 5): (None, "per-flow mean error 4.2% past the phases' 99% prediction bound"),
 }
 

@@ -17,6 +17,7 @@ NO_SKIP_LABELS: dict[str, str] = {
     "drift_limited": "drift-limited",
     "silent": "a flow silent",
     "indexing": "waiting for its links' events to be indexed",
+    "slowing": "a flow just cut below what it delivers",
 }
 
 MEMO_MISS_LABELS: dict[str, str] = {

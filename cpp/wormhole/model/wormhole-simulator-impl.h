@@ -49,6 +49,7 @@ enum class NoSkip : uint8_t
     kDriftLimited,      ///< extrapolated as far as MaxExtrapolation allows
     kSilent,            ///< a flow delivered nothing for a while (paused, blocked)
     kIndexing,          ///< events of its links scheduled before they were indexed still pending
+    kSlowing,           ///< a flow's controller just cut it well below what it delivers
     kCount
 };
 /// Why a memo lookup did not skip a pattern's transient.
@@ -773,6 +774,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// the stored course at the time reached instead of its end state.
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
+    /// Some flow judged on its own (not `pooled`) has just been cut by its
+    /// controller well below the rate it delivers.
+    bool Slowing(const std::vector<std::pair<uint32_t, double>>& rates, const std::vector<bool>& pooled) const;
 
     // ---- why not faster (wormhole-why-not.cc) ----
     /// The partition's pattern changed: close its episode, open a new one.

@@ -252,7 +252,13 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         untilDrift =
             std::min(untilDrift, m_maxExtrapolation * observed - static_cast<double>(st.skippedSinceAnchor));
     }
-    if (!WorkConserving(rates))
+    NoSkip stalled = NoSkip::kNotWorkConserving; // why untilDrift is 0, if it is
+    if (Slowing(rates, atCapacity))
+    {
+        untilDrift = 0;
+        stalled = NoSkip::kSlowing;
+    }
+    else if (!WorkConserving(rates))
     {
         // Still ramping towards capacity (DCQCN's additive increase after a
         // competitor left): a window can look flat while the rate climbs.
@@ -307,7 +313,7 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     {
         if (driftLimited)
         {
-            NoteNoSkip(partition, untilDrift > 0 ? NoSkip::kDriftLimited : NoSkip::kNotWorkConserving);
+            NoteNoSkip(partition, untilDrift > 0 ? NoSkip::kDriftLimited : stalled);
             // Still ramping, or extrapolated far enough for now: look again
             // after more time simulated packet by packet.
             const auto& w = m_flows[flows.front()].window;

@@ -273,4 +273,28 @@ WormholeSimulatorImpl::WorkConserving(const std::vector<std::pair<uint32_t, doub
     return true;
 }
 
+bool
+WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& rates,
+                               const std::vector<bool>& pooled) const
+{
+    // A flow's R-hat is what its ACKs brought back, a round trip after it
+    // was sent. A controller that has just cut its flow well below that
+    // (by more than theta, its rate on the wire against the payload it
+    // delivered) will deliver less from a round trip on, whatever its
+    // window looked like: on 50 us links a TIMELY flow cut from 100 to
+    // 52 Gb/s went on delivering 88 for 400 us, and a skip taken there
+    // credited 88 and ended it 3.9% early. Flows of a pooled group at a full
+    // port are credited the group's share, which one member's cut does not
+    // move: DCQCN's members are cut in turn all the time.
+    for (size_t i = 0; i < rates.size(); ++i)
+    {
+        const double cc = m_flows.at(rates[i].first).ccRate;
+        if (!(i < pooled.size() && pooled[i]) && cc > 0 && cc < (1 - m_theta) * rates[i].second)
+        {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace ns3

@@ -39,6 +39,8 @@ NoSkipName(NoSkip reason)
         return "silent";
     case NoSkip::kIndexing:
         return "indexing";
+    case NoSkip::kSlowing:
+        return "slowing";
     case NoSkip::kCount:
         break;
     }
