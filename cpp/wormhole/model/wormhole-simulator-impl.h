@@ -774,9 +774,10 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// the stored course at the time reached instead of its end state.
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
-    /// Some flow judged on its own (not `pooled`) has just been cut by its
-    /// controller well below the rate it delivers.
-    bool Slowing(const std::vector<std::pair<uint32_t, double>>& rates, const std::vector<bool>& pooled) const;
+    /// Some flow that shares no full data port with others (and is not
+    /// `pooled`) has just been cut by its controller well below the rate it
+    /// delivers; such flows' R-hat is measured anew.
+    bool Slowing(const std::vector<std::pair<uint32_t, double>>& rates, const std::vector<bool>& pooled);
 
     // ---- why not faster (wormhole-why-not.cc) ----
     /// The partition's pattern changed: close its episode, open a new one.
