@@ -21,6 +21,27 @@ NS_LOG_COMPONENT_DEFINE("WormholeShareEstimate");
 
 using wormhole::FlowSeam;
 
+std::unordered_map<uint64_t, WormholeSimulatorImpl::MeasuredPort>
+WormholeSimulatorImpl::DataPortLoads(const std::vector<std::pair<uint32_t, double>>& rates) const
+{
+    std::unordered_map<uint64_t, MeasuredPort> ports;
+    for (const auto& [flow, rate] : rates)
+    {
+        const FlowState& fs = m_flows.at(flow);
+        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
+        {
+            MeasuredPort& p = ports[fs.dataPorts[h].first];
+            p.load += rate;
+            if (p.crossing++ == 0 && FlowSeam::creditor)
+            {
+                double line = 0;
+                FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, p.capacity);
+            }
+        }
+    }
+    return ports;
+}
+
 void
 WormholeSimulatorImpl::PoolShares(uint32_t partition,
                                   const std::vector<std::pair<uint32_t, double>>& rates,
@@ -35,26 +56,7 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
     // Which data ports the partition fills: a port whose measured load
     // reaches its payload capacity to theta. Only there do flows divide a
     // fixed capacity between them.
-    std::unordered_map<uint64_t, double> load;
-    std::unordered_map<uint64_t, double> capacity;
-    std::unordered_map<uint64_t, size_t> crossing; // flows whose data crosses the port
-    for (const auto& [flow, rate] : rates)
-    {
-        const FlowState& fs = m_flows.at(flow);
-        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
-        {
-            const uint64_t port = fs.dataPorts[h].first;
-            load[port] += rate;
-            ++crossing[port];
-            if (!capacity.contains(port))
-            {
-                double line = 0;
-                double payload = 0;
-                FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
-                capacity[port] = payload;
-            }
-        }
-    }
+    auto ports = DataPortLoads(rates);
     // Flows stand alike when they have the same full ports, the same line
     // rate and the same base round trip, told by the sum of the delays of
     // their path's links (each link once: its data hops, then the links only
@@ -82,7 +84,7 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         Standing s{{}, fs.lineRate, 0};
         for (const auto& [port, line] : fs.dataPorts)
         {
-            if (load[port] >= (1 - m_theta) * capacity[port])
+            if (ports[port].Full(m_theta))
             {
                 s.full.push_back(port);
             }
@@ -145,7 +147,7 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         uint64_t tightest = standing.full.front();
         for (uint64_t port : standing.full)
         {
-            if (load[port] / capacity[port] > load[tightest] / capacity[tightest])
+            if (ports[port].load / ports[port].capacity > ports[tightest].load / ports[tightest].capacity)
             {
                 tightest = port;
             }
@@ -169,7 +171,7 @@ WormholeSimulatorImpl::PoolShares(uint32_t partition,
         {
             flows.push_back(rates[i].first);
         }
-        const bool full = crossing[tightest] == n && SumWithoutTrend(flows);
+        const bool full = ports[tightest].crossing == n && SumWithoutTrend(flows);
         // What each delivered in simulated time since the pattern formed.
         double delivered = 0;
         double deliveredSquares = 0;

@@ -774,6 +774,20 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// the stored course at the time reached instead of its end state.
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
+    /// A data port the flows of a partition cross: their delivered rates
+    /// summed, its payload capacity, how many of them cross it.
+    struct MeasuredPort
+    {
+        double load = 0;
+        double capacity = 0;
+        size_t crossing = 0;
+        /// The flows fill it: their load reaches its capacity to theta.
+        bool Full(double theta) const
+        {
+            return load >= (1 - theta) * capacity;
+        }
+    };
+    std::unordered_map<uint64_t, MeasuredPort> DataPortLoads(const std::vector<std::pair<uint32_t, double>>& rates) const;
     /// Some flow that shares no full data port with others (and is not
     /// `pooled`) has just been cut by its controller well below the rate it
     /// delivers; such flows' R-hat is measured anew.

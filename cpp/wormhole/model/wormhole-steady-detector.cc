@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
 namespace ns3
 {
@@ -289,26 +288,7 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
     // one member's cut, sets what they deliver together, and DCQCN cuts its
     // members in turn all the time (refused there, the cuts kept a DCQCN
     // pair from being skipped or recorded at all).
-    std::unordered_map<uint64_t, double> load;
-    std::unordered_map<uint64_t, double> capacity;
-    std::unordered_map<uint64_t, size_t> crossing;
-    for (const auto& [flow, rate] : rates)
-    {
-        const FlowState& fs = m_flows.at(flow);
-        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
-        {
-            const uint64_t port = fs.dataPorts[h].first;
-            load[port] += rate;
-            ++crossing[port];
-            if (FlowSeam::creditor && !capacity.contains(port))
-            {
-                double line = 0;
-                double payload = 0;
-                FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, payload);
-                capacity[port] = payload;
-            }
-        }
-    }
+    auto ports = DataPortLoads(rates);
     bool slowing = false;
     for (size_t i = 0; i < rates.size(); ++i)
     {
@@ -318,7 +298,8 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
             continue;
         }
         const bool shared = std::any_of(fs.dataPorts.begin(), fs.dataPorts.end(), [&](const auto& dp) {
-            return crossing[dp.first] > 1 && load[dp.first] >= (1 - m_theta) * capacity[dp.first];
+            const MeasuredPort& p = ports[dp.first];
+            return p.crossing > 1 && p.Full(m_theta);
         });
         if (shared)
         {
