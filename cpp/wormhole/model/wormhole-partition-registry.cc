@@ -78,9 +78,7 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
         fs.anchorFinal = false;
         fs.memoCheck = m_memo;
         fs.calm = calm;
-        fs.anchorTime = m_currentTs;
-        fs.anchorAcked = fs.acked;
-        fs.anchorCredited = fs.credited;
+        fs.AnchorAt(m_currentTs);
         fs.formedTime = m_currentTs;
         fs.formedAcked = fs.acked;
         fs.formedSkipped = m_flowSkipped[flow];

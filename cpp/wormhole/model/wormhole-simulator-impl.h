@@ -315,6 +315,13 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         uint64_t anchorTime = 0;
         uint64_t anchorAcked = 0;
         int64_t anchorCredited = 0;
+        /// Measure R-hat from `timeNs` on, from what it has delivered by now.
+        void AnchorAt(uint64_t timeNs)
+        {
+            anchorTime = timeNs;
+            anchorAcked = acked;
+            anchorCredited = credited;
+        }
         bool judged = false; ///< its window was judged since the pattern last changed
         /// A memo hit of its partition waits for the acknowledgement at or
         /// after this time (0: none; wormhole-memo-deferred-hit.cc).

@@ -457,10 +457,7 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
     const uint64_t end = m_currentTs + static_cast<uint64_t>(skip);
     for (uint32_t flow : m_partitions.Get(partition).flows)
     {
-        FlowState& fs = m_flows[flow];
-        fs.anchorTime = end;
-        fs.anchorAcked = fs.acked;
-        fs.anchorCredited = fs.credited;
+        m_flows[flow].AnchorAt(end);
     }
     PartitionState& st = StateOf(partition);
     st.skippedSinceAnchor = 0;

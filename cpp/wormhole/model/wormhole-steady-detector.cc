@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 namespace ns3
 {
@@ -288,7 +289,7 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
     // one member's cut, sets what they deliver together, and DCQCN cuts its
     // members in turn all the time (refused there, the cuts kept a DCQCN
     // pair from being skipped or recorded at all).
-    auto ports = DataPortLoads(rates);
+    std::unordered_map<uint64_t, MeasuredPort> ports; // counted only once some flow is cut
     bool slowing = false;
     for (size_t i = 0; i < rates.size(); ++i)
     {
@@ -296,6 +297,10 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
         if ((i < pooled.size() && pooled[i]) || !(fs.ccRate > 0 && fs.ccRate < (1 - m_theta) * rates[i].second))
         {
             continue;
+        }
+        if (ports.empty())
+        {
+            ports = DataPortLoads(rates);
         }
         const bool shared = std::any_of(fs.dataPorts.begin(), fs.dataPorts.end(), [&](const auto& dp) {
             const MeasuredPort& p = ports[dp.first];
@@ -311,9 +316,7 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
         // cut credits the old level: the permutation's flows on 20 us links,
         // steady at 74.8 Gb/s, were credited 82.2 and ended 1.7% early).
         fs.anchorFinal = false;
-        fs.anchorTime = m_currentTs;
-        fs.anchorAcked = fs.acked;
-        fs.anchorCredited = fs.credited;
+        fs.AnchorAt(m_currentTs);
         slowing = true;
     }
     return slowing;
