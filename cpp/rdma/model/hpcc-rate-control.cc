@@ -162,7 +162,7 @@ HpccRateControl::Measure(const RdmaTelemetry& t, double& maxU)
         m_nHops = t.nHops;
         for (uint32_t i = 0; i < t.nHops; ++i)
         {
-            m_hops[i] = Hop{t.hops[i].ts, t.hops[i].txBytes / bUnit * bUnit, t.hops[i].qlen / qUnit * qUnit, 1.0};
+            m_hops[i] = Hop{t.hops[i].ts, t.hops[i].txBytes, t.hops[i].credited, t.hops[i].qlen / qUnit * qUnit, 1.0};
         }
         return false;
     }
@@ -175,19 +175,26 @@ HpccRateControl::Measure(const RdmaTelemetry& t, double& maxU)
     {
         const RdmaIntHop& now = t.hops[i];
         Hop& h = m_hops[i];
+        // The counter counts skipped frames (the reference's reading, whose
+        // 128-byte rounding phase later samples inherit); what skips booked
+        // since the record was sent in time the flow's clock does not count,
+        // so the record is read as if stamped after them.
+        const uint64_t moved = h.txBytes + (now.credited - h.credited);
+        const uint64_t before = moved / bUnit * bUnit;
         const uint64_t bytes = now.txBytes / bUnit * bUnit;
         const uint64_t qlen = now.qlen / qUnit * qUnit;
         const int64_t ts = StampOnFlowClock(now.ts);
         const double tau = Time(ts - h.ts).GetSeconds();
-        if (tau > 0 && bytes >= h.txBytes)
+        if (tau > 0 && bytes >= before)
         {
             const auto rate = static_cast<double>(now.rateBps);
-            const double txRate = static_cast<double>(bytes - h.txBytes) * 8 / tau;
+            const double txRate = static_cast<double>(bytes - before) * 8 / tau;
             const double u = txRate / rate + static_cast<double>(std::min(qlen, h.qlen)) * 8 / (rate * rtt);
             const double w = std::min(tau, rtt) / rtt;
             h.u = (1 - w) * h.u + w * u;
             h.ts = ts;
-            h.txBytes = bytes;
+            h.txBytes = now.txBytes;
+            h.credited = now.credited;
             h.qlen = qlen;
             used = true;
         }

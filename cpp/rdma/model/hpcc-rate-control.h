@@ -42,7 +42,8 @@ class HpccRateControl : public RdmaCongestionControl
     struct Hop
     {
         int64_t ts = 0;
-        uint64_t txBytes = 0;
+        uint64_t txBytes = 0;  ///< the port's byte counter, as stamped (not rounded)
+        uint64_t credited = 0; ///< of it, bytes skips booked there
         uint64_t qlen = 0;
         double u = 1.0; ///< EWMA of the hop's normalised in-flight bytes
     };

@@ -116,6 +116,23 @@ RdmaDevice::AccountSkippedFrames(uint32_t port, int64_t frames, uint32_t wire)
     const auto carry = static_cast<uint64_t>(static_cast<unsigned __int128>(perFrame) * count % rate);
     p.txCarry = frames >= 0 ? (p.txCarry + carry) % rate : (p.txCarry + rate - carry) % rate;
     p.txFrames += static_cast<uint64_t>(frames);
+    // The byte counter too: HPCC reads it in 128-byte units, so its absolute
+    // value (not only its increments) decides each later sample's rounding.
+    // Left without the skipped frames, every flow through the port after a
+    // skipped one would round in another phase than the reference's: a
+    // second 4-to-1 HPCC incast wave then split its port evenly where the
+    // reference's split it two ways (docs/fast-forward.md).
+    const uint64_t bytes = (frames >= 0 ? static_cast<uint64_t>(frames) : static_cast<uint64_t>(-frames)) * wire;
+    if (frames >= 0)
+    {
+        p.txBytes += bytes;
+        p.txCredited += bytes;
+    }
+    else
+    {
+        p.txBytes -= std::min(p.txBytes, bytes);
+        p.txCredited -= std::min(p.txCredited, bytes);
+    }
 }
 
 uint64_t

@@ -70,7 +70,11 @@ struct RdmaPort
     uint64_t waived = 0;
 
     uint64_t txFrames = 0;
-    uint64_t txBytes = 0; ///< frames and frameless backlog sent (HPCC's INT byte counter)
+    uint64_t txBytes = 0; ///< frames and frameless backlog sent, skipped frames included (HPCC's INT byte counter)
+    /// Of txBytes, the wire bytes of frames skips credited (AccountSkippedFrames):
+    /// the counter reads what the packet-level run's would, and a reader
+    /// that must leave skipped bytes out of a rate subtracts these.
+    uint64_t txCredited = 0;
 
     /// Probability that a frame sent here never arrives intact (the link's
     /// error rate); draw n is a hash of (lossKey, n), n = txFrames before it.

@@ -28,7 +28,8 @@ enum class RdmaPacketKind : uint8_t
 struct RdmaIntHop
 {
     int64_t ts;       ///< time step of the dequeue
-    uint64_t txBytes; ///< bytes the port has sent, this frame included
+    uint64_t txBytes; ///< bytes the port has sent, this frame included (skipped ones too)
+    uint64_t credited; ///< of those, the bytes skips booked on the port (RdmaPort::txCredited)
     uint64_t qlen;    ///< bytes queued at the port behind this frame
     uint64_t rateBps; ///< line rate of the port
 };

@@ -381,7 +381,7 @@ RdmaSwitch::AppendIntHop(uint32_t port, RdmaTelemetry& t, uint32_t wire) const
     }
     const RdmaPort& p = m_ports[port];
     // The frame counts as sent; the queue is what stays behind it.
-    t.hops[t.nHops++] = RdmaIntHop{NowSteps(), p.txBytes + wire, GetQueueBytes(port), p.rateBps};
+    t.hops[t.nHops++] = RdmaIntHop{NowSteps(), p.txBytes + wire, p.txCredited, GetQueueBytes(port), p.rateBps};
 }
 
 bool
