@@ -55,6 +55,26 @@ def test_a_hit_on_long_links_credits_only_what_is_unsent(delay_us):
     within(base, worm)
 
 
+def test_what_a_hit_leaves_in_flight_drains_at_the_line_rate_not_at_hpccs_target():
+    """Three identical 4-to-1 HPCC waves of 3 MB on 50 us links; the third is
+    a memo hit taken at the pattern's first acknowledgement, with a round
+    trip of each flow (2.3 MB) in flight. The hit stops short of the stored
+    completion by the time those bytes take to drain from the queue at each
+    flow's share of the port. That share was counted at HPCC's target
+    utilisation (95%), and the in-flight bytes drained faster than the skip
+    allowed for: every flow of the hit wave ended 3.4% early. A queue drains
+    at the line's pace. HPCC is deterministic here (the three waves of the
+    reference end within 0.03% of each other), so the bound is the tight one."""
+    from ns3wormhole import accuracy_matrix as am
+
+    case = am.incast_waves(50, 12_000_000)
+    fabric = am.fabric_of("default", "hpcc")
+    base = run.run_flows(case.topology, case.flows, fabric)
+    worm = run.run_flows(case.topology, case.flows, fabric, kernel="wormhole")
+    assert worm.stats["memo_hits"] >= 1
+    within(base, worm, mean=0.005, worst=0.01, makespan=0.005)
+
+
 # ---------------------------------------------------- what a key holds
 
 

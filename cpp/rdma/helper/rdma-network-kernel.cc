@@ -68,6 +68,16 @@ RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBp
     payloadBps = lineBps * mtu / (mtu + header) * target;
 }
 
+double
+RdmaNetwork::GetQueueDrainBps(uint32_t linkId) const
+{
+    double line = 0;
+    double payload = 0;
+    GetLinkCapacity(linkId, line, payload);
+    const double target = m_ccPrototype ? m_ccPrototype->GetTargetUtilisation() : 1.0;
+    return target > 0 ? payload / target : payload;
+}
+
 void
 RdmaNetwork::GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const
 {

@@ -167,6 +167,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     void ShiftLink(uint32_t linkId, int64_t dtNs) override;
     /// Wormhole kernel: line and payload capacity of the link.
     void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const override;
+    double GetQueueDrainBps(uint32_t linkId) const override;
     /// Wormhole kernel: propagation delay and frame loss rate of the link.
     void GetLinkWire(uint32_t linkId, uint64_t& delayNs, double& lossRate) const override;
     /// Wormhole kernel: the period of the flow's frames at line rate.

@@ -138,6 +138,16 @@ class FlowCreditor
     /// rate that leaves after per-packet headers, at the utilisation the
     /// congestion control holds a bottleneck to (HPCC: below 1).
     virtual void GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const = 0;
+    /// Payload rate at which one direction of the link empties a standing
+    /// queue: the line rate after headers, whatever utilisation the
+    /// congestion control aims at (a queue drains at the line's pace).
+    virtual double GetQueueDrainBps(uint32_t linkId) const
+    {
+        double line = 0;
+        double payload = 0;
+        GetLinkCapacity(linkId, line, payload);
+        return payload;
+    }
     /// One-way propagation delay (ns) and frame loss rate of the link: with
     /// the capacities, what a path's base RTT and losses, and so a memoized
     /// transient, depend on.

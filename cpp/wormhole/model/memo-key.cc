@@ -22,6 +22,7 @@ struct LinkUse
 {
     double line = 0;             ///< capacity of the link (bps)
     double payload = 0;          ///< payload capacity (bps)
+    double drain = 0;            ///< payload rate at which it empties a queue (bps)
     std::vector<uint32_t> flows; ///< vertices whose data crosses it
 };
 
@@ -57,6 +58,7 @@ LabelVertices(const std::vector<MemoFlowView>& flows,
             LinkUse& use = onLink[link];
             use.line = line;
             use.payload = payload;
+            use.drain = model.GetQueueDrainBps(link);
             use.flows.push_back(i);
         }
         g.vertexLabel.push_back(label);
@@ -141,7 +143,13 @@ BuildMemoKey(const std::vector<MemoFlowView>& flows, double rateQuantum, const F
         for (uint32_t link : fs.dataLinks)
         {
             const LinkUse& use = onLink.at(link);
-            share = std::min(share, use.payload / static_cast<double>(use.flows.size()));
+            // What a flow has in flight when a hit is taken drains from the
+            // queue it fills at the line's pace, not at the utilisation the
+            // controller aims for (HPCC's 95%): counted at the lower rate, a
+            // hit stopped short of a stored completion credited the in-flight
+            // bytes too long a drain, and every flow of a 4-to-1 HPCC incast
+            // on 50 us links ended 3.4% early.
+            share = std::min(share, use.drain / static_cast<double>(use.flows.size()));
         }
         key.drainRate.push_back(share);
     }
