@@ -91,6 +91,7 @@ CONTRACT_ATTRIBUTES = {
     "ns3::RdmaSwitch::Pmax": "0.2",
     "ns3::RdmaSwitch::EcnMap": "",
     "ns3::RdmaNetwork::Seed": "1",
+    "ns3::RdmaNetwork::IntCounterSeed": "0",
     "ns3::RdmaNetwork::QueueSampleInterval": "0ns",
     "ns3::RdmaNetwork::RateSampleInterval": "0ns",
     "ns3::RdmaNetwork::QlenMonitorStart": "0ns",

@@ -277,6 +277,12 @@ class FabricConfig:
     seed: int = _f(
         1, _NET + "Seed", "int", "",
         "Seed of the ECN-marking draws (counter-based, per switch port and frame) and the ECMP hashes.", lo=0, hi=_UINT32_MAX)
+    int_counter_seed: int = _f(
+        0, _NET + "IntCounterSeed", "int", "",
+        "0: every switch port's transmitted-byte counter (HPCC's INT) starts at 0, as in HPCC's code; "
+        "else at a value drawn from this seed. HPCC reads it in 128 x hpcc_int_multi byte units, so "
+        "where it starts moves how flows split a port: a draw of the reference's own spread.",
+        lo=0, hi=_UINT32_MAX)
     queue_sample_interval_ns: int = _f(
         0, _NET + "QueueSampleInterval", "time_ns", "ns",
         "Egress queue-length sampling period (0 = off).", lo=0)

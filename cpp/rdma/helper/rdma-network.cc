@@ -63,6 +63,14 @@ RdmaNetwork::GetTypeId()
                           UintegerValue(1),
                           MakeUintegerAccessor(&RdmaNetwork::m_seed),
                           MakeUintegerChecker<uint64_t>())
+            .AddAttribute("IntCounterSeed",
+                          "0: every switch port's transmitted-byte counter (HPCC's INT) starts "
+                          "at 0, as in HPCC's code; else at a value drawn from this seed. HPCC "
+                          "reads the counter in rounded units, so where it starts is state a "
+                          "real switch leaves to chance",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&RdmaNetwork::m_intCounterSeed),
+                          MakeUintegerChecker<uint32_t>())
             .AddAttribute("QueueSampleInterval",
                           "Period of switch egress queue samples (0 = off)",
                           TimeValue(Time(0)),
@@ -331,6 +339,16 @@ RdmaNetwork::Build(uint32_t numNodes,
         // Marking key of the switch (each port keys its frames' draws from
         // it), independent of the ECMP seeds.
         sw->ConfigureEcn(wormhole::Mix64(wormhole::Mix64(m_seed) + i));
+        if (m_intCounterSeed != 0)
+        {
+            for (uint32_t p = 0; p < sw->GetNPorts(); ++p)
+            {
+                // 24 bits: any start is as good as another beyond the
+                // rounding unit (128 x IntMulti bytes).
+                const uint64_t draw = wormhole::Mix64(wormhole::Mix64(m_intCounterSeed ^ 0x696e74636f756e74ULL) + (uint64_t{i} << 16) + p);
+                sw->StartByteCounter(p, draw >> 40);
+            }
+        }
     }
 
     m_linkDown.assign(links.size(), 0);

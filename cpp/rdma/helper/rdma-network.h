@@ -259,6 +259,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
 
     // Attributes.
     uint64_t m_seed;
+    uint64_t m_intCounterSeed; ///< 0: switch byte counters start at 0
     std::string m_ccName = "dcqcn";
     Time m_queueSampleInterval;
     Time m_rateSampleInterval;

@@ -236,6 +236,12 @@ RdmaDevice::SetPortLoss(uint32_t port, double rate, uint64_t key)
 }
 
 void
+RdmaDevice::StartByteCounter(uint32_t port, uint64_t bytes)
+{
+    m_ports[port].txBytes = bytes;
+}
+
+void
 RdmaDevice::SetPortUp(uint32_t port, bool up)
 {
     RdmaPort& p = m_ports.at(port);

@@ -105,6 +105,8 @@ class RdmaDevice : public Object
     /// The port's link failed (up = false) or came back. A failed link
     /// carries no PAUSE: the priorities its peer paused are released.
     void SetPortUp(uint32_t port, bool up);
+    /// The port's transmitted-byte counter starts at `bytes` (before any frame).
+    void StartByteCounter(uint32_t port, uint64_t bytes);
 
     /// Routing table in CSR form: the equal-cost ports towards destination
     /// node d are ports[offsets[d] .. offsets[d+1]).
