@@ -44,8 +44,6 @@ MUST_SKIP = {"lone", "join-known", "join-unforeseen", "staggered", "permutation"
 
 # (cc, pattern, delay, memo states or None for all): what fails.
 KNOWN_FAILING: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, str]] = {
-    ("hpcc", "waves", 20): (("cold", "other-delay"), "memo hits of HPCC incast waves split each wave as "
-                            "the stored one did: per-flow mean error 1.07% (max 5.7%)"),
     ("hpcc", "permutation", 20): (None, "makespan 1.35% late at every 1 ns perturbation (limit 1.05%)"),
     ("dctcp", "staggered", 5): (None, "per-flow mean error 4.2% past the phases' 99% prediction bound"),
 }

@@ -71,6 +71,14 @@ MIN_DRAWS = 4
 # its references keep the draws above.
 PHASED_CCS = frozenset({"hpcc", "timely", "dctcp"})
 PHASES = 8
+# Controllers that read the switches' transmitted-byte counters (HPCC's INT)
+# round them (128-byte units), so where each counter stands is state that
+# moves how flows split a port: a 4-to-1 HPCC incast on 20 us links moves by
+# 1-3.5% per flow (6.6% at most) between counter starts, where HPCC's code
+# starts them all at 0. Their references are also drawn with every switch
+# port's counter started elsewhere (``FabricConfig.int_counter_seed`` k = 1..COUNTER_DRAWS).
+COUNTER_CCS = frozenset({"hpcc"})
+COUNTER_DRAWS = 8
 # A rerun moved the outcome if it moved a metric by a hundredth of the
 # targets or more. Less cannot change a bound (none is below the targets),
 # and is what a 1 ns shift does to a pattern it does not redraw: the late
@@ -240,7 +248,7 @@ class Draw:
     how far it moved from the reference's run (per-flow FCT mean and max,
     |makespan|, relative)."""
 
-    kind: str  # "seed" (another seed), "late" (a flow or compute delay 1 ns late), "phase" (PHASED_CCS)
+    kind: str  # "seed" (another seed), "late" (a flow or compute delay 1 ns late), "phase" (PHASED_CCS), "counters" (COUNTER_CCS)
     case: Case = dataclasses.field(repr=False)
     fabric: FabricConfig = dataclasses.field(repr=False)
     run: Outcome = dataclasses.field(repr=False)
@@ -256,8 +264,9 @@ class Reference:
     """The default kernel's run of a cell and its perturbed reruns. The
     reference is deterministic where no rerun moved the outcome. Where some
     did, the sample of the pattern's outcomes is the reruns that redraw it:
-    the other seeds that moved it (each redraws every ECN mark), else the
-    flows 1 ns late that moved it. A 1 ns shift is no redraw where it moved
+    the other seeds that moved it (each redraws every ECN mark), else every
+    rerun that moved it (flows 1 ns late, phases of the joins for PHASED_CCS,
+    other switch byte-counter starts for COUNTER_CCS). A 1 ns shift is no redraw where it moved
     the outcome by a hair: marks are keyed by the frame, so it redraws only
     frames whose queue it changes (0.00% in most cells, 0.09% on the
     staggered 20 us one against 2-3% for a seed), and such a near copy of
@@ -319,19 +328,30 @@ class Reference:
         t_{1-alpha/2, k-1} s sqrt(1 + 1/k) over the k makespans of the
         reference's run and its sample. With fewer than MIN_DRAWS draws (the
         reference could not be made to move more often) the largest draw
-        stands in."""
+        stands in. Per-flow bounds are fitted to each kind of draw apart
+        (the widest kind's bound stands), each to the draws that moved the
+        metric: kinds move a reference by different orders (a 1 ns shift by
+        0.01%, other counter starts by 1-3.5% per flow on HPCC's 20 us
+        waves, and a phase that moves a whole wave later moves the makespan,
+        not the flows), and one log-normal fitted to such a mixture
+        stretches without limit (15,000%)."""
         sample = self.sample
         if not sample:
             return floors
         devs = np.array([d.deviation for d in sample])
-        if len(sample) < MIN_DRAWS:
-            spread = list(devs.max(axis=0))
-        else:
+        spread = list(devs.max(axis=0))
+        for i in (0, 1):
+            fitted = []
+            for kind in dict.fromkeys(d.kind for d in sample):
+                of_kind = np.array([d.deviation[i] for d in sample if d.kind == kind])
+                moved = of_kind[of_kind >= MOVED]
+                fitted.append(prediction_bound(moved, alpha) if moved.size >= MIN_DRAWS else float(of_kind.max()))
+            spread[i] = max(fitted)
+        if len(sample) >= MIN_DRAWS:
             spans = self._makespans()
             k = spans.size
             half = t_quantile(1 - alpha / 2, k - 1) * spans.std(ddof=1) * math.sqrt(1 + 1 / k)
-            spread = [prediction_bound(devs[:, 0], alpha), prediction_bound(devs[:, 1], alpha),
-                      half / self.run.network.makespan_ns]
+            spread[2] = half / self.run.network.makespan_ns
         return tuple(max(f, float(x)) for f, x in zip(floors, spread))
 
     def bias(self, wormhole: Callable[[Case, FabricConfig], Outcome], run: Outcome,
@@ -370,6 +390,9 @@ def reference(case: Case, fabric: FabricConfig, base: RunResult | WorkloadResult
     if fabric.cc in PHASED_CCS:
         step = round_trip_ns(case.topology) // PHASES
         draws += [draw("phase", _joins_later(case, k * step), fabric) for k in range(1, PHASES)]
+    if fabric.cc in COUNTER_CCS:
+        draws += [draw("counters", case, dataclasses.replace(fabric, int_counter_seed=fabric.int_counter_seed + k))
+                  for k in range(1, COUNTER_DRAWS + 1)]
     ref = Reference(base, draws)
     if ref.moved and len(ref.sample) < MIN_DRAWS:
         ref.draws += [draw("late", _late(case, k), fabric) for k in range(made, lates)]
