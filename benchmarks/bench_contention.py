@@ -71,7 +71,8 @@ from ns3wormhole.compare import (Comparison, PairedBias, _shifted, baseline_nois
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
-from ns3wormhole.topology import Topology, fat_tree, leaf_spine, star
+from ns3wormhole.errors import InputError
+from ns3wormhole.topology import Topology, fat_tree, leaf_spine, parse_time, star
 from ns3wormhole.why_not import partition_summary, why_not_summary
 
 MB = 1_000_000
@@ -266,6 +267,15 @@ def print_noise(spread: dict[str, dict[str, list[float]]]) -> None:
         print(f"{'':<14}{label}: {cells}")
 
 
+def _link_delay(text: str) -> str:
+    """``--delay``'s value, checked before anything runs (``20us``; a bare number has no unit)."""
+    try:
+        parse_time(text, source="--delay")
+    except InputError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenario", nargs="+", default=DEFAULT, choices=sorted(SCENARIOS))
@@ -286,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                              "later (k < N; a round trip taken as 4x the longest link delay) under both "
                              "kernels, and summarise as --seeds does: for references that are deterministic "
                              "but move with a join's phase (default 1)")
-    parser.add_argument("--delay", default="1us", metavar="DELAY",
+    parser.add_argument("--delay", default="1us", metavar="DELAY", type=_link_delay,
                         help="one-way delay of every link of the scenarios (ns-3 time, default 1us)")
     parser.add_argument("--cc", default="dcqcn", choices=CC_NAMES,
                         help="congestion control of the fabric (default dcqcn)")

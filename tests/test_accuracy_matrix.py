@@ -45,7 +45,6 @@ MUST_SKIP = {"lone", "join-known", "join-unforeseen", "staggered", "permutation"
 # (cc, pattern, delay, memo states or None for all): what fails.
 KNOWN_FAILING: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, str]] = {
     ("hpcc", "permutation", 20): (None, "makespan 1.35% late at every 1 ns perturbation (limit 1.05%)"),
-    ("dctcp", "staggered", 5): (None, "per-flow mean error 4.2% past the phases' 99% prediction bound"),
 }
 
 

@@ -48,9 +48,9 @@ DctcpRateControl::DoStart()
 }
 
 void
-DctcpRateControl::OpenWindow()
+DctcpRateControl::OpenWindow(uint64_t ackSeq)
 {
-    m_windowEnd = m_qp->sndNxt;
+    m_window.Open(m_qp->sndNxt, ackSeq);
     m_acks = 0;
     m_marked = 0;
     m_windowOpened = Simulator::Now().GetTimeStep();
@@ -103,12 +103,24 @@ DctcpRateControl::Skipped(int64_t dtSteps)
 }
 
 void
+DctcpRateControl::Credited(int64_t bytes)
+{
+    // The window closes when the ACKs pass what was sent when it opened: a
+    // cycle clocked by acknowledged bytes, whose phase a credit moves as the
+    // bytes it stands for would have (AckClockedCycle).
+    if (m_started)
+    {
+        m_window.Credit(bytes, m_qp->sndUna);
+    }
+}
+
+void
 DctcpRateControl::OnAck(const RdmaPacket& ack)
 {
     if (!m_started)
     {
         m_started = true;
-        OpenWindow();
+        OpenWindow(ack.seq);
     }
     m_skip.span = 0; // the skip is over: nothing takes it back now
     ++m_acks;
@@ -118,7 +130,7 @@ DctcpRateControl::OnAck(const RdmaPacket& ack)
     {
         m_reducing = false;
     }
-    if (ack.seq > m_windowEnd)
+    if (m_window.ClosedBy(ack.seq))
     {
         // A window of data is acknowledged: fold its marked fraction into
         // alpha and, if it saw no cut, grow by one step.
@@ -130,7 +142,7 @@ DctcpRateControl::OnAck(const RdmaPacket& ack)
         {
             rate = std::min(rate + m_ai, m_qp->lineRate);
         }
-        OpenWindow();
+        OpenWindow(ack.seq);
     }
     if (ack.cnp && !m_reducing)
     {
@@ -158,7 +170,7 @@ DctcpRateControl::RestoreState(const std::vector<double>& state)
     m_alpha = state[1];
     m_reducing = false;
     m_started = true;
-    OpenWindow();
+    OpenWindow(m_qp->sndUna);
     SetRate(ClampRate(state[0]));
 }
 

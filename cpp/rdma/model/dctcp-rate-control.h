@@ -5,6 +5,7 @@
 #ifndef DCTCP_RATE_CONTROL_H
 #define DCTCP_RATE_CONTROL_H
 
+#include "ack-clocked-cycle.h"
 #include "rdma-congestion-control.h"
 
 #include "ns3/data-rate.h"
@@ -21,6 +22,7 @@ class DctcpRateControl : public RdmaCongestionControl
     void OnAck(const RdmaPacket& ack) override;
     void Shift(int64_t dtSteps) override;
     void Skipped(int64_t dtSteps) override;
+    void Credited(int64_t bytes) override;
 
     bool ReactsToEcn() const override
     {
@@ -36,9 +38,9 @@ class DctcpRateControl : public RdmaCongestionControl
     void DoStart() override;
 
   private:
-    /// Start a new observation window: it closes once every byte sent by
-    /// now is acknowledged.
-    void OpenWindow();
+    /// Start a new observation window at an ACK for `ackSeq`: it closes
+    /// once every byte sent by now is acknowledged.
+    void OpenWindow(uint64_t ackSeq);
 
     // Attributes.
     DataRate m_rateAi;
@@ -47,7 +49,7 @@ class DctcpRateControl : public RdmaCongestionControl
     double m_ai = 0;
     double m_alpha = 1.0;
     bool m_started = false; ///< the first ACK opened the first window
-    uint64_t m_windowEnd = 0;
+    AckClockedCycle m_window; ///< the observation window, a round trip of data
     uint64_t m_acks = 0;   ///< ACKs in the current window
     uint64_t m_marked = 0; ///< of which echoed ECN
     bool m_reducing = false; ///< a cut happened; no further cut until recoverEnd is acked
