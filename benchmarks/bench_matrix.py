@@ -8,14 +8,16 @@ spread beside each error.
 
 Marking is an axis of the controllers ECN moves (DCQCN, DCTCP) only. The
 references of controllers that update once per round trip (HPCC, TIMELY,
-DCTCP) are also drawn with the last flow later by parts of a round trip
-(``accuracy_matrix.PHASED_CCS``).
+DCTCP) are also drawn with every joining flow later by parts of a round trip
+(``accuracy_matrix.PHASED_CCS``), and HPCC's, which reads the switches' byte
+counters in rounded units, with every counter started elsewhere
+(``FabricConfig.int_counter_seed``, ``accuracy_matrix.COUNTER_CCS``).
 
 Columns: FCT error mean / max of Wormhole and its makespan error (from the
 reference's run where it is deterministic, else from the mean makespan of
 its sample); the bounds the cell is held to (the targets where the reference
-is deterministic, else 99% prediction bounds from its reruns with other seeds
-or flows 1 ns late); where it is chaotic, Wormhole's mean signed makespan and
+is deterministic, else 99% prediction bounds from its reruns with other seeds,
+flows 1 ns late, phases or counter starts, fitted per kind of rerun); where it is chaotic, Wormhole's mean signed makespan and
 mean-FCT error over the same reruns (the bias check, "!" where it fails);
 skipped time, event ratio, memo hits; OK or FAIL (docs/fast-forward.md).
 """
