@@ -40,7 +40,6 @@ WormholeSimulatorImpl::ResetPartition(uint32_t partition)
     PartitionState& st = StateOf(partition);
     st.locked = st.relinkPending; // its flows join others first (RelinkAfterHit)
     st.retryAfter = 0;
-    st.skippedSinceAnchor = 0;
     st.steadyFlows = 0;
     // Calm: no congestion control of the partition has ever acted, and no
     // egress port is offered more than it can send (the line rates of the

@@ -383,7 +383,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool relinkPending = false;
         std::vector<uint32_t> mixedLinks; ///< the links that turned, held mixed until then
         uint64_t retryAfter = 0; ///< no skip attempt before this time
-        int64_t skippedSinceAnchor = 0;
         // A memo miss: the pattern as it formed, to be stored when steady.
         bool memoPending = false;
         wormhole::FlowConflictGraph fcg;

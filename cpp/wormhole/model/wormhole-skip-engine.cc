@@ -247,10 +247,10 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
     const bool flat = ratesFlat && mismatch <= 0.2 * m_theta;
     if (driftSpread > 0.2 * m_theta || (ratesFlat && !flat))
     {
-        const double observed =
-            static_cast<double>(m_currentTs - latestAnchor) - static_cast<double>(st.skippedSinceAnchor);
-        untilDrift =
-            std::min(untilDrift, m_maxExtrapolation * observed - static_cast<double>(st.skippedSinceAnchor));
+        // Every skip re-anchors its flows at its end (BeginSkip), so the
+        // time since the latest anchor was all simulated packet by packet.
+        const auto observed = static_cast<double>(m_currentTs - latestAnchor);
+        untilDrift = std::min(untilDrift, m_maxExtrapolation * observed);
     }
     NoSkip stalled = NoSkip::kNotWorkConserving; // why untilDrift is 0, if it is
     if (Slowing(rates, atCapacity))
@@ -460,7 +460,6 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
         m_flows[flow].AnchorAt(end);
     }
     PartitionState& st = StateOf(partition);
-    st.skippedSinceAnchor = 0;
     st.memoCut.reset(); // a memo hit sets its own after this
     DropDeferredHit(partition); // the skip moves the partition off the stored course
     st.creditRates = std::move(rates); // what a skip-back takes back
