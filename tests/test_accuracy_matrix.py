@@ -44,7 +44,6 @@ MUST_SKIP = {"lone", "join-known", "join-unforeseen", "staggered", "permutation"
 
 # (cc, pattern, delay, memo states or None for all): what fails.
 KNOWN_FAILING: dict[tuple[str, str, int], tuple[tuple[str, ...] | None, str]] = {
-    ("hpcc", "permutation", 20): (None, "makespan 1.35% late at every 1 ns perturbation (limit 1.05%)"),
 }
 
 

@@ -461,3 +461,21 @@ def test_a_flow_its_controller_just_cut_is_not_credited_what_it_still_delivers()
     assert cmp.fct_error.mean <= 0.01 and cmp.fct_error.max <= 0.03, cmp.fct_error
     assert abs(cmp.makespan_error) <= 0.01, cmp.makespan_error
     assert cmp.wormhole.stats["no_skip"]["slowing"]["time_ns"] > 0  # refused for this reason
+
+
+def test_a_flow_its_controller_just_raised_is_not_credited_what_it_delivered_before():
+    """An HPCC permutation on a 2-leaf Clos with 20 us links: HPCC's flows
+    still climb towards UTarget once a round trip. Two had just been raised
+    to 89 Gb/s (81.7 of payload) but had delivered 75; a skip of 213 us at
+    0.93 ms credited 75 and froze the raise in flight, and both ended 1.3%
+    late (12 MB flows; 0.6% at 24 MB), on a reference no join phase or 1 ns
+    shift moves. A flow below its line rate whose controller sends more
+    than theta above what it delivers is not steady either."""
+    from ns3wormhole import accuracy_matrix as am
+
+    for size_mb in (12, 24):
+        case = am.permutation(20, size_mb * am.MB)
+        cmp = compare_flows(case.topology, case.flows, FabricConfig(cc="hpcc"))
+        assert cmp.fct_error.max <= 0.005 and abs(cmp.makespan_error) <= 0.005, (size_mb, cmp.fct_error)
+        if size_mb == 12:
+            assert cmp.wormhole.stats["no_skip"]["rising"]["time_ns"] > 0  # refused for this reason

@@ -134,7 +134,7 @@ def test_cli_prints_and_writes_why_not(tmp_path):
     assert "why not skipped:" in r.stdout and "partitions " in r.stdout
     st = json.loads(out.read_text())["stats"]
     assert set(st["no_skip"]) == {"short", "never_steady", "not_work_conserving", "near_completion", "known_join",
-                                  "drift_limited", "silent", "indexing", "slowing"}
+                                  "drift_limited", "silent", "indexing", "slowing", "rising"}
     assert st["partitions_created"] >= 1 and sum(st["partition_flows_log2"]) == st["partitions_created"]
 
     out = tmp_path / "cmp.json"

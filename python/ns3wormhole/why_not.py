@@ -18,6 +18,7 @@ NO_SKIP_LABELS: dict[str, str] = {
     "silent": "a flow silent",
     "indexing": "waiting for its links' events to be indexed",
     "slowing": "a flow just cut below what it delivers",
+    "rising": "a flow just raised above what it delivers",
 }
 
 MEMO_MISS_LABELS: dict[str, str] = {

@@ -50,6 +50,7 @@ enum class NoSkip : uint8_t
     kSilent,            ///< a flow delivered nothing for a while (paused, blocked)
     kIndexing,          ///< events of its links scheduled before they were indexed still pending
     kSlowing,           ///< a flow's controller just cut it well below what it delivers
+    kRising,            ///< a flow's controller just raised it well above what it delivers
     kCount
 };
 /// Why a memo lookup did not skip a pattern's transient.
@@ -794,10 +795,12 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         }
     };
     std::unordered_map<uint64_t, MeasuredPort> DataPortLoads(const std::vector<std::pair<uint32_t, double>>& rates) const;
-    /// Some flow that shares no full data port with others (and is not
-    /// `pooled`) has just been cut by its controller well below the rate it
-    /// delivers; such flows' R-hat is measured anew.
-    bool Slowing(const std::vector<std::pair<uint32_t, double>>& rates, const std::vector<bool>& pooled);
+    /// Some flow (not `pooled`) has just been cut by its controller more than
+    /// theta below the rate it delivers (kSlowing), and shares no full data
+    /// port with others; or raised, below its line rate, more than theta
+    /// above it (kRising), and shares no data port its flows could fill.
+    /// Such flows' R-hat is measured anew. kCount: none.
+    NoSkip ControlMoved(const std::vector<std::pair<uint32_t, double>>& rates, const std::vector<bool>& pooled);
 
     // ---- why not faster (wormhole-why-not.cc) ----
     /// The partition's pattern changed: close its episode, open a new one.

@@ -253,10 +253,10 @@ WormholeSimulatorImpl::TryFastForward(uint32_t partition)
         untilDrift = std::min(untilDrift, m_maxExtrapolation * observed);
     }
     NoSkip stalled = NoSkip::kNotWorkConserving; // why untilDrift is 0, if it is
-    if (Slowing(rates, atCapacity))
+    if (const NoSkip moved = ControlMoved(rates, atCapacity); moved != NoSkip::kCount)
     {
         untilDrift = 0;
-        stalled = NoSkip::kSlowing;
+        stalled = moved;
     }
     else if (!WorkConserving(rates))
     {

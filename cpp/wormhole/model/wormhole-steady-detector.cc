@@ -274,37 +274,75 @@ WormholeSimulatorImpl::WorkConserving(const std::vector<std::pair<uint32_t, doub
     return true;
 }
 
-bool
-WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& rates,
-                               const std::vector<bool>& pooled)
+NoSkip
+WormholeSimulatorImpl::ControlMoved(const std::vector<std::pair<uint32_t, double>>& rates,
+                                    const std::vector<bool>& pooled)
 {
     // A flow's R-hat is what its ACKs brought back, a round trip after it
-    // was sent. A controller that has just cut its flow well below that
-    // (by more than theta, its rate on the wire against the payload it
-    // delivered) will deliver less from a round trip on, whatever its
-    // window looked like: on 50 us links a TIMELY flow cut from 100 to
-    // 52 Gb/s went on delivering 88 for 400 us, and a skip taken there
-    // credited 88 and ended it 3.9% early. A flow that shares a full data
-    // port with others is exempt, pooled or not: the port's capacity, not
-    // one member's cut, sets what they deliver together, and DCQCN cuts its
-    // members in turn all the time (refused there, the cuts kept a DCQCN
-    // pair from being skipped or recorded at all).
-    std::unordered_map<uint64_t, MeasuredPort> ports; // counted only once some flow is cut
-    bool slowing = false;
+    // was sent. A controller that has just moved its flow well away from
+    // that (by more than theta: its rate on the wire against the payload it
+    // delivered) will deliver otherwise from a round trip on, whatever its
+    // window looked like.
+    // - Cut below it: on 50 us links a TIMELY flow cut from 100 to 52 Gb/s
+    //   went on delivering 88 for 400 us, and a skip taken there credited 88
+    //   and ended it 3.9% early.
+    // - Raised above it (its payload share of the CC rate, below line rate):
+    //   HPCC's flows of a permutation on 20 us links still climb towards
+    //   UTarget once a round trip; two that had just been raised to 89 Gb/s
+    //   (81.7 of payload) had delivered 75, a skip credited 75 for 213 us,
+    //   the reference's delivered their new rate, and both ended 1.3% late.
+    //   A flow at its line rate is not held to this: a ring's flows send at
+    //   line rate and deliver 6% less, their data link also carrying a
+    //   neighbour's acknowledgements.
+    // A flow that shares a full data port with others is exempt, pooled or
+    // not: the port's capacity, not one member's controller, sets what they
+    // deliver together, and DCQCN cuts its members in turn all the time
+    // (refused there, the cuts kept a DCQCN pair from being skipped or
+    // recorded at all).
+    std::unordered_map<uint64_t, MeasuredPort> ports; // counted only once some flow has moved
+    std::unordered_map<uint64_t, double> lines; // the line rates of the flows crossing each data port
+    NoSkip moved = NoSkip::kCount;
     for (size_t i = 0; i < rates.size(); ++i)
     {
         FlowState& fs = m_flows.at(rates[i].first);
-        if ((i < pooled.size() && pooled[i]) || !(fs.ccRate > 0 && fs.ccRate < (1 - m_theta) * rates[i].second))
+        if ((i < pooled.size() && pooled[i]) || !(fs.ccRate > 0))
+        {
+            continue;
+        }
+        const double rhat = rates[i].second;
+        const bool cut = fs.ccRate < (1 - m_theta) * rhat;
+        bool raised = false;
+        if (!cut && fs.ccRate < fs.lineRate && FlowSeam::creditor && fs.lineRate > 0)
+        {
+            const double payloadShare = FlowSeam::creditor->GetQueueDrainBps(fs.firstLink) / fs.lineRate;
+            raised = fs.ccRate * payloadShare > (1 + m_theta) * rhat;
+        }
+        if (!cut && !raised)
         {
             continue;
         }
         if (ports.empty())
         {
             ports = DataPortLoads(rates);
+            for (const auto& [flow, rate] : rates)
+            {
+                const FlowState& o = m_flows.at(flow);
+                for (const auto& dp : o.dataPorts)
+                {
+                    lines[dp.first] += o.lineRate;
+                }
+            }
         }
+        // A raise is judged only where the flow shares no data port its
+        // flows' line rates could fill: at such a port what it delivers is
+        // divided with flows whose controllers move too, and the port
+        // decides, not the raise. Judged there too, TIMELY's pair joined on
+        // 5 us links (whose rates swing about the port's share as part of
+        // their cycle) came out 1.4% early over 16 phases of the join, where
+        // it is unbiased without.
         const bool shared = std::any_of(fs.dataPorts.begin(), fs.dataPorts.end(), [&](const auto& dp) {
             const MeasuredPort& p = ports[dp.first];
-            return p.crossing > 1 && p.Full(m_theta);
+            return p.crossing > 1 && (p.Full(m_theta) || (raised && lines[dp.first] >= dp.second));
         });
         if (shared)
         {
@@ -317,9 +355,12 @@ WormholeSimulatorImpl::Slowing(const std::vector<std::pair<uint32_t, double>>& r
         // steady at 74.8 Gb/s, were credited 82.2 and ended 1.7% early).
         fs.anchorFinal = false;
         fs.AnchorAt(m_currentTs);
-        slowing = true;
+        if (moved == NoSkip::kCount || cut)
+        {
+            moved = cut ? NoSkip::kSlowing : NoSkip::kRising;
+        }
     }
-    return slowing;
+    return moved;
 }
 
 } // namespace ns3

@@ -41,6 +41,8 @@ NoSkipName(NoSkip reason)
         return "indexing";
     case NoSkip::kSlowing:
         return "slowing";
+    case NoSkip::kRising:
+        return "rising";
     case NoSkip::kCount:
         break;
     }
