@@ -32,6 +32,7 @@ WormholeSimulatorImpl::DataPortLoads(const std::vector<std::pair<uint32_t, doubl
         {
             MeasuredPort& p = ports[fs.dataPorts[h].first];
             p.load += rate;
+            p.lines += fs.lineRate;
             if (p.crossing++ == 0 && FlowSeam::creditor)
             {
                 double line = 0;

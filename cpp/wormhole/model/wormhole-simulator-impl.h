@@ -782,12 +782,14 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
     /// A data port the flows of a partition cross: their delivered rates
-    /// summed, its payload capacity, how many of them cross it.
+    /// summed, its payload capacity, how many of them cross it, and their
+    /// line rates summed (what they could offer it).
     struct MeasuredPort
     {
         double load = 0;
         double capacity = 0;
         size_t crossing = 0;
+        double lines = 0;
         /// The flows fill it: their load reaches its capacity to theta.
         bool Full(double theta) const
         {

@@ -300,7 +300,6 @@ WormholeSimulatorImpl::ControlMoved(const std::vector<std::pair<uint32_t, double
     // (refused there, the cuts kept a DCQCN pair from being skipped or
     // recorded at all).
     std::unordered_map<uint64_t, MeasuredPort> ports; // counted only once some flow has moved
-    std::unordered_map<uint64_t, double> lines; // the line rates of the flows crossing each data port
     NoSkip moved = NoSkip::kCount;
     for (size_t i = 0; i < rates.size(); ++i)
     {
@@ -324,14 +323,6 @@ WormholeSimulatorImpl::ControlMoved(const std::vector<std::pair<uint32_t, double
         if (ports.empty())
         {
             ports = DataPortLoads(rates);
-            for (const auto& [flow, rate] : rates)
-            {
-                const FlowState& o = m_flows.at(flow);
-                for (const auto& dp : o.dataPorts)
-                {
-                    lines[dp.first] += o.lineRate;
-                }
-            }
         }
         // A raise is judged only where the flow shares no data port its
         // flows' line rates could fill: at such a port what it delivers is
@@ -342,7 +333,7 @@ WormholeSimulatorImpl::ControlMoved(const std::vector<std::pair<uint32_t, double
         // it is unbiased without.
         const bool shared = std::any_of(fs.dataPorts.begin(), fs.dataPorts.end(), [&](const auto& dp) {
             const MeasuredPort& p = ports[dp.first];
-            return p.crossing > 1 && (p.Full(m_theta) || (raised && lines[dp.first] >= dp.second));
+            return p.crossing > 1 && (p.Full(m_theta) || (raised && p.lines >= dp.second));
         });
         if (shared)
         {
