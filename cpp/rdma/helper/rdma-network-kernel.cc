@@ -56,26 +56,22 @@ void
 RdmaNetwork::GetLinkCapacity(uint32_t linkId, double& lineBps, double& payloadBps) const
 {
     lineBps = static_cast<double>(m_links.at(linkId).rateBps);
+    // What a steady state fills: the payload share, times the utilisation
+    // the congestion control aims at (HPCC holds links at UTarget).
+    const double target = m_ccPrototype ? m_ccPrototype->GetTargetUtilisation() : 1.0;
+    payloadBps = GetQueueDrainBps(linkId) * target;
+}
+
+double
+RdmaNetwork::GetQueueDrainBps(uint32_t linkId) const
+{
     // Every host NIC shares the same MTU and header size (ns-3 attribute defaults).
     auto it = std::find_if(m_nics.begin(), m_nics.end(), [](const Ptr<RdmaNic>& n) { return n != nullptr; });
     const RdmaNic* nic = it == m_nics.end() ? nullptr : PeekPointer(*it);
     const double mtu = nic ? nic->GetMtu() : 1000.0;
     const double header = (nic ? nic->GetHeaderBytes() : 48.0) +
                           (m_ccPrototype ? m_ccPrototype->GetTelemetryBytes() : 0);
-    // What a steady state fills: the payload share, times the utilisation
-    // the congestion control aims at (HPCC holds links at UTarget).
-    const double target = m_ccPrototype ? m_ccPrototype->GetTargetUtilisation() : 1.0;
-    payloadBps = lineBps * mtu / (mtu + header) * target;
-}
-
-double
-RdmaNetwork::GetQueueDrainBps(uint32_t linkId) const
-{
-    double line = 0;
-    double payload = 0;
-    GetLinkCapacity(linkId, line, payload);
-    const double target = m_ccPrototype ? m_ccPrototype->GetTargetUtilisation() : 1.0;
-    return target > 0 ? payload / target : payload;
+    return static_cast<double>(m_links.at(linkId).rateBps) * mtu / (mtu + header);
 }
 
 void
