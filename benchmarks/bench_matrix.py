@@ -13,11 +13,14 @@ DCTCP) are also drawn with every joining flow later by parts of a round trip
 counters in rounded units, with every counter started elsewhere
 (``FabricConfig.int_counter_seed``, ``accuracy_matrix.COUNTER_CCS``).
 
-Columns: FCT error mean / max of Wormhole and its makespan error (from the
-reference's run where it is deterministic, else from the mean makespan of
-its sample); the bounds the cell is held to (the targets where the reference
-is deterministic, else 99% prediction bounds from its reruns with other seeds,
-flows 1 ns late, phases or counter starts, fitted per kind of rerun); where it is chaotic, Wormhole's mean signed makespan and
+Columns: FCT error mean / max of Wormhole against the reference's run; the
+same as judged (``Reference.distance``: where the reference is chaotic, the
+mean of Wormhole's errors against each of its runs, the reference's and its
+reruns with other seeds, flows 1 ns late, phases or counter starts); its
+makespan error (from the reference's run where it is deterministic, else from
+the mean makespan of its sample); the bounds the cell is held to (the targets
+where the reference is deterministic, else 99% prediction bounds from the
+same distance of each of the reference's runs to the others); where it is chaotic, Wormhole's mean signed makespan and
 mean-FCT error over the same reruns (the bias check, "!" where it fails);
 skipped time, event ratio, memo hits; OK or FAIL (docs/fast-forward.md).
 """
@@ -48,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     size = args.size_mb * MB
     rows = []
     failed = 0
-    print(f"{'cc':6s} {'pattern':16s} {'delay':>5s} {'marking':7s} {'memo':11s} {'mean%':>7s} {'max%':>7s} {'span%':>7s}"
+    print(f"{'cc':6s} {'pattern':16s} {'delay':>5s} {'marking':7s} {'memo':11s} {'mean%':>7s} {'max%':>7s} "
+          f"{'dist mean/max %':>15s} {'span%':>7s}"
           f"   {'bounds (mean/max/span %)':24s} {'bias mk/fct %':>14s} {'skip ms':>8s} {'ev ratio':>8s} {'hits':>4s}")
     t0 = time.time()
     cells = [(cc, delay, pattern, marking) for cc in args.cc or am.CCS for delay in args.delay or am.DELAYS_US
@@ -63,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
             bias = "-" if c.bias_makespan is None else "/".join(
                 f"{x.mean * 100:+.2f}{'' if x.ok else '!'}" for x in (c.bias_makespan, c.bias_fct))
             print(f"{cc:6s} {pattern:16s} {delay:4d}u {marking:7s} {memo:11s} {c.fct.mean * 100:7.3f} "
-                  f"{c.fct.max * 100:7.3f} {c.makespan_off * 100:7.3f}   {b:24s} {bias:>14s} "
+                  f"{c.fct.max * 100:7.3f} {c.distance[0] * 100:7.3f}/{c.distance[1] * 100:7.3f} "
+                  f"{c.makespan_off * 100:7.3f}   {b:24s} {bias:>14s} "
                   f"{c.time_skipped_ns / 1e6:8.2f} {c.event_ratio:8.2f} {c.memo_hits:4d} "
                   f"{'OK' if c.within else 'FAIL'}", flush=True)
             rows.append({"cc": cc, "pattern": pattern, "delay_us": delay, "marking": marking, "memo": memo,
-                         "fct_mean": c.fct.mean, "fct_max": c.fct.max, "makespan": c.makespan,
+                         "fct_mean": c.fct.mean, "fct_max": c.fct.max, "distance": list(c.distance),
+                         "makespan": c.makespan,
                          "makespan_off": c.makespan_off,
                          "bias_makespan": None if c.bias_makespan is None else c.bias_makespan.errors.tolist(),
                          "bias_fct": None if c.bias_fct is None else c.bias_fct.errors.tolist(),

@@ -85,15 +85,16 @@ def judge(ref, worm: run.RunResult, wormhole) -> tuple[list[str], object]:
     prediction bound of each metric, and the bias of makespan and mean FCT."""
     mean, mx, span = ref.bounds(TARGETS)
     err = ErrorSummary.of(fct_errors(ref.run.network, worm))
+    distance = ref.distance(Outcome(worm))
     mk = ref.makespan_error(Outcome(worm))
     own = abs(worm.makespan_ns - ref.run.network.makespan_ns) / ref.run.network.makespan_ns
-    failed = [name for name, x, bound in (("mean", err.mean, mean), ("max", err.max, mx)) if x > bound]
+    failed = [name for name, x, bound in (("mean", distance[0], mean), ("max", distance[1], mx)) if x > bound]
     if own > TARGETS[2] and mk > span:  # neither within the target of the reference's run nor drawn like it
         failed.append("makespan")
     bias = ref.bias(wormhole, Outcome(worm))
     if bias is not None:
         failed += [name for name, b in zip(("makespan bias", "mean FCT bias"), bias) if not b.ok]
-    return failed, (err, mk, (mean, mx, span), bias)
+    return failed, (err, distance, mk, (mean, mx, span), bias)
 
 
 @pytest.mark.parametrize(("name", "size", "min_event_ratio"), ACCURACY)
