@@ -103,18 +103,6 @@ DctcpRateControl::Skipped(int64_t dtSteps)
 }
 
 void
-DctcpRateControl::Credited(int64_t bytes)
-{
-    // The window closes when the ACKs pass what was sent when it opened: a
-    // cycle clocked by acknowledged bytes, whose phase a credit moves as the
-    // bytes it stands for would have (AckClockedCycle).
-    if (m_started)
-    {
-        m_window.Credit(bytes, m_qp->sndUna);
-    }
-}
-
-void
 DctcpRateControl::OnAck(const RdmaPacket& ack)
 {
     if (!m_started)

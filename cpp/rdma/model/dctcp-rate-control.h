@@ -22,7 +22,6 @@ class DctcpRateControl : public RdmaCongestionControl
     void OnAck(const RdmaPacket& ack) override;
     void Shift(int64_t dtSteps) override;
     void Skipped(int64_t dtSteps) override;
-    void Credited(int64_t bytes) override;
 
     bool ReactsToEcn() const override
     {
@@ -38,6 +37,11 @@ class DctcpRateControl : public RdmaCongestionControl
     void DoStart() override;
 
   private:
+    AckClockedCycle* AckClock() override
+    {
+        return &m_window;
+    }
+
     /// Start a new observation window at an ACK for `ackSeq`: it closes
     /// once every byte sent by now is acknowledged.
     void OpenWindow(uint64_t ackSeq);

@@ -127,17 +127,6 @@ HpccRateControl::Shift(int64_t dtSteps)
     }
 }
 
-void
-HpccRateControl::Credited(int64_t bytes)
-{
-    // The per-RTT update fires when the ACKs pass what was sent at the last
-    // one: a cycle clocked by acknowledged bytes.
-    if (m_started)
-    {
-        m_update.Credit(bytes, m_qp->sndUna);
-    }
-}
-
 int64_t
 HpccRateControl::StampOnFlowClock(int64_t ts) const
 {

@@ -24,7 +24,6 @@ class HpccRateControl : public RdmaCongestionControl
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
     void Shift(int64_t dtSteps) override;
-    void Credited(int64_t bytes) override;
     uint8_t GetTelemetry() const override;
     uint32_t GetTelemetryBytes() const override;
     double GetTargetUtilisation() const override;
@@ -39,6 +38,11 @@ class HpccRateControl : public RdmaCongestionControl
     void DoStart() override;
 
   private:
+    AckClockedCycle* AckClock() override
+    {
+        return &m_update;
+    }
+
     struct Hop
     {
         int64_t ts = 0;

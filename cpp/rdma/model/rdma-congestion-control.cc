@@ -112,8 +112,20 @@ RdmaCongestionControl::Skipped(int64_t)
 }
 
 void
-RdmaCongestionControl::Credited(int64_t)
+RdmaCongestionControl::Credited(int64_t bytes)
 {
+    // A cycle not opened yet (no ACK so far) has nothing to move: its
+    // first opening starts it afresh.
+    if (AckClockedCycle* cycle = AckClock())
+    {
+        cycle->Credit(bytes, m_qp->sndUna);
+    }
+}
+
+AckClockedCycle*
+RdmaCongestionControl::AckClock()
+{
+    return nullptr;
 }
 
 double

@@ -5,6 +5,7 @@
 #ifndef RDMA_CONGESTION_CONTROL_H
 #define RDMA_CONGESTION_CONTROL_H
 
+#include "ack-clocked-cycle.h"
 #include "rdma-device.h"
 #include "rdma-packet.h"
 #include "rdma-queue-pair.h"
@@ -53,10 +54,10 @@ class RdmaCongestionControl : public Object
     /// Called after Shift. Default: nothing (no such state).
     virtual void Skipped(int64_t dtSteps);
     /// The kernel credited (bytes > 0) or took back (< 0) this many of the
-    /// flow's bytes without sending them. Cycles clocked by acknowledged
-    /// bytes keep the phase the reference's would have after sending them.
-    /// Called after Shift. Default: nothing (no such cycle).
-    virtual void Credited(int64_t bytes);
+    /// flow's bytes without sending them. A cycle clocked by acknowledged
+    /// bytes (AckClock) keeps the phase the reference's would have after
+    /// sending them. Called after Shift.
+    void Credited(int64_t bytes);
 
     /// What the NIC stamps on each DATA frame for this controller (the
     /// RdmaQueuePair::telemetry codes) and the bytes that adds on the wire
@@ -79,6 +80,10 @@ class RdmaCongestionControl : public Object
   protected:
     void DoDispose() override;
     virtual void DoStart() = 0;
+    /// The controller's cycle clocked by acknowledged bytes, which a credit
+    /// moves (HPCC's and TIMELY's per-RTT updates, DCTCP's window). Default:
+    /// none.
+    virtual AckClockedCycle* AckClock();
 
     /// Apply a new sending rate to the flow (pacing), clamped to
     /// [MinRate, line rate], and the window that follows from it.

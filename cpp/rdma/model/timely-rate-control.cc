@@ -117,17 +117,6 @@ TimelyRateControl::OnAck(const RdmaPacket& ack)
 }
 
 void
-TimelyRateControl::Credited(int64_t bytes)
-{
-    // One update per round trip, when the ACKs pass what was sent at the
-    // last one: a cycle clocked by acknowledged bytes.
-    if (m_started)
-    {
-        m_update.Credit(bytes, m_qp->sndUna);
-    }
-}
-
-void
 TimelyRateControl::Update(double rtt)
 {
     const double diff = rtt - m_lastRtt;

@@ -22,7 +22,6 @@ class TimelyRateControl : public RdmaCongestionControl
 
     Ptr<RdmaCongestionControl> Fork() const override;
     void OnAck(const RdmaPacket& ack) override;
-    void Credited(int64_t bytes) override;
     uint8_t GetTelemetry() const override;
     uint32_t GetTelemetryBytes() const override;
     /// {rate, last RTT (s), RTT difference EWMA (s), stage}
@@ -36,6 +35,11 @@ class TimelyRateControl : public RdmaCongestionControl
     void DoStart() override;
 
   private:
+    AckClockedCycle* AckClock() override
+    {
+        return &m_update;
+    }
+
     /// One per-RTT update from RTT sample `rtt` (seconds).
     void Update(double rtt);
 
