@@ -2,7 +2,7 @@
 side by side in one process, on the scenarios that today gain little or
 nothing, with the kernel's own account of why.
 
-    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--cc CC] [--delay D] [--noise N] [--seeds N] [--phases N] [--queue Q] [--json OUT]
+    python benchmarks/bench_contention.py [--scenario NAME ...] [--rounds N] [--mb M] [--cc CC] [--delay D] [--noise N] [--seeds N] [--phases N] [--queue Q] [--judge] [--json OUT]
     valgrind --tool=callgrind python benchmarks/bench_contention.py --scenario shortmix --only wormhole
 
 Scenarios:
@@ -47,6 +47,10 @@ with the phase of a join (TIMELY, HPCC: one seed is every seed): they update
 once per round trip, and where in that cycle a join falls decides how a pair
 splits a port, so the phases must spread over a round trip. ``--cc`` picks the congestion
 control of the fabric (default DCQCN).
+``--judge`` instead judges each scenario's Wormhole run as the accuracy
+matrix judges a cell (``accuracy_matrix.reference``, ``Reference.distance``,
+``bounds`` and ``bias``: flows 1 ns late, phases of the joins for HPCC,
+TIMELY and DCTCP, counter starts for HPCC); it exits 1 if any is outside.
 ``--only KERNEL`` runs each scenario once under that kernel and prints its
 wall time and events: for profilers (callgrind counts instructions, which load
 does not change).
@@ -66,8 +70,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ns3wormhole.compare import (Comparison, PairedBias, _shifted, baseline_noise, fct_errors, round_trip_ns,
-                                 signed_errors)
+from ns3wormhole import accuracy_matrix as am
+from ns3wormhole.compare import (Comparison, ErrorSummary, PairedBias, _shifted, baseline_noise, fct_errors,
+                                 round_trip_ns, signed_errors)
 from ns3wormhole.fabric import CC_NAMES, FabricConfig
 from ns3wormhole.flows import FlowSet, incast, permutation
 from ns3wormhole.run import RunResult, WormholeConfig, run_flows
@@ -267,6 +272,36 @@ def print_noise(spread: dict[str, dict[str, list[float]]]) -> None:
         print(f"{'':<14}{label}: {cells}")
 
 
+def judge(name: str, topo: Topology, flows: FlowSet, fabric: FabricConfig, cfg: WormholeConfig) -> dict:
+    """One scenario judged as the accuracy matrix judges a cell (docs/fast-forward.md, "Judging a run
+    against a chaotic reference"), printed and returned."""
+    case = am.Case(topo, flows)
+    ref = am.reference(case, fabric)
+    worm = am.simulate(case, fabric, "wormhole", cfg)
+    err, span = worm.errors_against(ref.run)
+    summary = ErrorSummary.of(err)
+    distance = ref.distance(worm)
+    bounds = ref.bounds()
+    bias = ref.bias(lambda c, f: am.simulate(c, f, "wormhole", cfg), worm)
+    makespan_ok = span <= am.BOUND_MAKESPAN or ref.makespan_error(worm) <= bounds[2]
+    within = (distance[0] <= bounds[0] and distance[1] <= bounds[1] and makespan_ok
+              and (bias is None or all(b.ok for b in bias)))
+    moved = ", ".join(f"{d.kind} {100 * d.deviation[0]:.2f}/{100 * d.deviation[1]:.2f}%" for d in ref.moved)
+    print(f"{name}: {'deterministic' if ref.deterministic else 'chaotic'} reference ({len(ref.draws)} reruns"
+          f"{'; moved: ' + moved if moved else ''})\n"
+          f"  Wormhole {ref.run.network.events / worm.network.events:.2f}x events; from the reference's run "
+          f"{100 * summary.mean:.3f}% mean, {100 * summary.max:.3f}% max per flow, makespan {100 * span:.3f}%\n"
+          f"  judged: distance {100 * distance[0]:.3f}% / {100 * distance[1]:.3f}% against "
+          f"{100 * bounds[0]:.3f}% / {100 * bounds[1]:.3f}%, makespan from the centre "
+          f"{100 * ref.makespan_error(worm):.3f}% against {100 * bounds[2]:.3f}%"
+          + ("" if bias is None else f"\n  bias: makespan {bias[0]}, mean FCT {bias[1]}")
+          + f"\n  {'within' if within else 'OUTSIDE'} the reference's distribution", flush=True)
+    return {"scenario": name, "deterministic": ref.deterministic, "event_ratio": ref.run.network.events / worm.network.events,
+            "fct_mean": summary.mean, "fct_max": summary.max, "makespan": span, "distance": list(distance),
+            "bounds": list(bounds), "bias_makespan": None if bias is None else bias[0].errors.tolist(),
+            "bias_fct": None if bias is None else bias[1].errors.tolist(), "within": within}
+
+
 def _link_delay(text: str) -> str:
     """``--delay``'s value, checked before anything runs (``20us``; a bare number has no unit)."""
     try:
@@ -284,6 +319,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noise", type=int, default=0, metavar="N",
                         help="also run both kernels N times with flow k (k < N) 1 ns late, against the "
                              "unperturbed baseline: the reference's own spread beside Wormhole's")
+    parser.add_argument("--judge", action="store_true",
+                        help="instead, judge each scenario's Wormhole run as the accuracy matrix judges a cell "
+                             "(accuracy_matrix.reference: flows 1 ns late, phases of the joins for HPCC, TIMELY "
+                             "and DCTCP, counter starts for HPCC): per-flow distance to the reference's runs "
+                             "against its bounds, makespan, and the paired bias over the same reruns")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     parser.add_argument("--only", choices=["baseline", "wormhole"], default=None,
                         help="run each scenario once under this kernel only (for profilers)")
@@ -315,6 +355,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--seeds and --phases are two ways to draw runs of one scenario: give one of them")
     fabric = FabricConfig(cc=args.cc)
     cfg = WormholeConfig()
+    if args.judge:
+        rows = [judge(name, *SCENARIOS[name](args.mb, args.delay), fabric, cfg) for name in args.scenario]
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return 0 if all(r["within"] for r in rows) else 1
     if args.only:
         for name in args.scenario:
             topo, flows = SCENARIOS[name](args.mb, args.delay)

@@ -406,15 +406,24 @@ def test_partition_statistics_on_a_permutation():
     assert s["partitions_formed"] + s["partitions_merged"] + s["partitions_split"] >= 2
 
 
+@pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("late_us", [0, 100])
-def test_a_flow_climbing_back_to_line_rate_is_not_credited_its_climb(late_us):
+def test_a_flow_climbing_back_to_line_rate_is_not_credited_its_climb(late_us, reverse):
     # A 2 MB flow leaves a 40 MB one sharing its receiver's port. Alone, the
     # big flow climbs back to line rate by DCQCN's additive increase for
     # milliseconds, in steps its window sees as flat within theta. Its CC rate
     # reaches line rate long before what it delivers over a window does: a
     # skip judged on the CC rate credits the lagging average. Step marking:
     # the reference is deterministic, so the bound is the tight one.
-    flows = FlowSet.from_lists([0, 1], [2, 2], [40 * MB, 2 * MB], [0, late_us * 1000])
+    # `reverse`: a 40 MB flow from the receiver back to the sender takes the
+    # same two cables the other way. The climbing flow's ports carry only its
+    # acknowledgements: they do not hold it back. Judged per cable (both
+    # directions' data summed) they looked full, and the climb was credited:
+    # the big flow ended 3.2% late.
+    src, dst, size, start = [0, 1], [2, 2], [40 * MB, 2 * MB], [0, late_us * 1000]
+    if reverse:
+        src, dst, size, start = src + [2], dst + [0], size + [40 * MB], start + [0]
+    flows = FlowSet.from_lists(src, dst, size, start)
     fabric = FabricConfig(kmin_bytes_per_100g=100_000, kmax_bytes_per_100g=100_000, pmax=1.0)
     base = run.run_flows(star(3), flows, fabric=fabric, kernel="baseline")
     worm = run.run_flows(star(3), flows, fabric=fabric, kernel="wormhole")
