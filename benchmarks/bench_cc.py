@@ -92,12 +92,7 @@ def _judge_workload(dag, topo, fabric: FabricConfig, wormhole: run.WormholeConfi
     base = [run.run_workload(topo, d, fabric, "baseline") for d in dags]
     worm = [run.run_workload(topo, d, fabric, "wormhole", wormhole) for d in dags]
     reference = am.Outcome(base[0])
-
-    def draw(b: run.WorkloadResult) -> am.Draw:
-        err, span = am.Outcome(b).errors_against(reference)
-        return am.Draw("late", None, None, am.Outcome(b), (float(err.mean()), float(err.max()), span))
-
-    ref = am.Reference(reference, [draw(b) for b in base[1:]])
+    ref = am.Reference(reference, [am.Draw.against(reference, "late", am.Outcome(b)) for b in base[1:]])
     fct = workload_fct_errors(base[0], worm[0])
     distance = ref.distance(am.Outcome(worm[0]))
     bound_mean, bound_max, _ = ref.bounds()

@@ -283,9 +283,7 @@ def judge(name: str, topo: Topology, flows: FlowSet, fabric: FabricConfig, cfg: 
     distance = ref.distance(worm)
     bounds = ref.bounds()
     bias = ref.bias(lambda c, f: am.simulate(c, f, "wormhole", cfg), worm)
-    makespan_ok = span <= am.BOUND_MAKESPAN or ref.makespan_error(worm) <= bounds[2]
-    within = (distance[0] <= bounds[0] and distance[1] <= bounds[1] and makespan_ok
-              and (bias is None or all(b.ok for b in bias)))
+    within = am.within_bounds(distance, span, ref.makespan_error(worm), bounds, bias or ())
     moved = ", ".join(f"{d.kind} {100 * d.deviation[0]:.2f}/{100 * d.deviation[1]:.2f}%" for d in ref.moved)
     print(f"{name}: {'deterministic' if ref.deterministic else 'chaotic'} reference ({len(ref.draws)} reruns"
           f"{'; moved: ' + moved if moved else ''})\n"

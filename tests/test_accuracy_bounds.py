@@ -29,12 +29,8 @@ def _outcome(fct_ns: np.ndarray) -> am.Outcome:
 def _reference(runs: list[np.ndarray], kinds: list[str] | None = None) -> am.Reference:
     """The first run is the reference's, the others its reruns."""
     ref = _outcome(runs[0])
-    draws = []
-    for k, fct in enumerate(runs[1:]):
-        o = _outcome(fct)
-        err, span = o.errors_against(ref)
-        draws.append(am.Draw(kinds[k] if kinds else "seed", None, None, o, (err.mean(), err.max(), span)))
-    return am.Reference(ref, draws)
+    return am.Reference(ref, [am.Draw.against(ref, kinds[k] if kinds else "seed", _outcome(fct))
+                              for k, fct in enumerate(runs[1:])])
 
 
 def _judged(ref: am.Reference, run: np.ndarray) -> bool:

@@ -265,6 +265,14 @@ class Draw:
     def moved(self) -> bool:
         return max(self.deviation) >= MOVED
 
+    @classmethod
+    def against(cls, base: Outcome, kind: str, run: Outcome, case: Case | None = None,
+                fabric: FabricConfig | None = None) -> "Draw":
+        """``run`` as a draw of kind ``kind``, its deviation taken from ``base``."""
+        err, span = run.errors_against(base)
+        s = ErrorSummary.of(err)
+        return cls(kind, case, fabric, run, (s.mean, s.max, span))
+
 
 @dataclass
 class Reference:
@@ -347,8 +355,9 @@ class Reference:
 
         Per flow, each of the k runs' distance to the other k - 1 is one draw
         of what a run that is one more draw of the pattern scores (its
-        distance to all k): positive and skewed, taken as log-normal. The distances are means over the other runs,
-        so a sample whose deviations from one run are bimodal (a 1 ns shift
+        distance to all k): positive and skewed, taken as log-normal. The
+        distances are means over the other runs, so a sample whose
+        deviations from one run are bimodal (a 1 ns shift
         moves a pattern by 0.01%, a phase of its joins or other counter
         starts by 1-10%) does not make them so: a log-normal fitted to
         deviations from the reference's run alone stretched without limit
@@ -379,7 +388,6 @@ class Reference:
             spread[i] = float(np.exp(x.mean() + t_quantile(1 - alpha / 2, k - 1) * scale))
         if len(sample) >= MIN_DRAWS:
             spans = self._makespans()
-            k = spans.size
             half = t_quantile(1 - alpha / 2, k - 1) * spans.std(ddof=1) * math.sqrt(1 + 1 / k)
             spread[2] = half / self.run.network.makespan_ns
         return tuple(max(f, float(x)) for f, x in zip(floors, spread))
@@ -404,10 +412,7 @@ def reference(case: Case, fabric: FabricConfig, base: RunResult | WorkloadResult
     base = Outcome(base) if base is not None else simulate(case, fabric, "baseline")
 
     def draw(kind: str, c: Case, fab: FabricConfig) -> Draw:
-        o = simulate(c, fab, "baseline")
-        err, span = o.errors_against(base)
-        s = ErrorSummary.of(err)
-        return Draw(kind, c, fab, o, (s.mean, s.max, span))
+        return Draw.against(base, kind, simulate(c, fab, "baseline"), c, fab)
 
     lates = min(MAX_LATE, _late_count(case))
     if case.topology.switches().size == 1:
@@ -444,16 +449,20 @@ class CellResult:
     bias_fct: PairedBias | None = None
 
     @property
-    def unbiased(self) -> bool:
-        return all(b is None or b.ok for b in (self.bias_makespan, self.bias_fct))
-
-    @property
     def within(self) -> bool:
-        mean, mx, span = self.bounds
-        # within the target of the reference's own run, or within the
-        # prediction bound of its sample's mean (``Reference.bounds``)
-        in_span = self.makespan <= BOUND_MAKESPAN or self.makespan_off <= span
-        return self.distance[0] <= mean and self.distance[1] <= mx and in_span and self.unbiased
+        return within_bounds(self.distance, self.makespan, self.makespan_off, self.bounds,
+                             (self.bias_makespan, self.bias_fct))
+
+
+def within_bounds(distance: tuple[float, float], makespan: float, makespan_off: float,
+                  bounds: tuple[float, float, float], bias: tuple[PairedBias | None, ...] = ()) -> bool:
+    """The judgement of one run (``Reference.distance``, ``makespan_error``,
+    ``bounds``, ``bias``): per-flow distance within its bounds; the makespan
+    within the target of the reference's own run, or within the prediction
+    bound of its sample's mean; and no bias check failed."""
+    mean, mx, span = bounds
+    in_span = makespan <= BOUND_MAKESPAN or makespan_off <= span
+    return distance[0] <= mean and distance[1] <= mx and in_span and all(b is None or b.ok for b in bias)
 
 
 def other_delay(delay_us: int) -> int:

@@ -1,6 +1,6 @@
 // A controller cycle clocked by acknowledgements: it opens at an ACK and
 // closes when the ACKs pass the sequence sent by then (HPCC's and TIMELY's
-// once-per-round-trip updates). It owns where such a cycle stands after
+// once-per-round-trip updates, DCTCP's observation window). It owns where such a cycle stands after
 // the Wormhole kernel credits bytes the flow never sends.
 #ifndef ACK_CLOCKED_CYCLE_H
 #define ACK_CLOCKED_CYCLE_H

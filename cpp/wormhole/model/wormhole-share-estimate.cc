@@ -33,10 +33,15 @@ WormholeSimulatorImpl::DataPortLoads(const std::vector<std::pair<uint32_t, doubl
             MeasuredPort& p = ports[fs.dataPorts[h].first];
             p.load += rate;
             p.lines += fs.lineRate;
-            if (p.crossing++ == 0 && FlowSeam::creditor)
+            p.acks += rate * fs.ackRatio;
+            if (p.crossing++ == 0)
             {
-                double line = 0;
-                FlowSeam::creditor->GetLinkCapacity(fs.links[h], line, p.capacity);
+                p.link = fs.links[h];
+                if (FlowSeam::creditor)
+                {
+                    double line = 0;
+                    FlowSeam::creditor->GetLinkCapacity(p.link, line, p.capacity);
+                }
             }
         }
     }

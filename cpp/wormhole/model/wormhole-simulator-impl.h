@@ -782,14 +782,18 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoCutShort(uint32_t partition, int64_t back);
     bool WorkConserving(const std::vector<std::pair<uint32_t, double>>& rates) const;
     /// A data port the flows of a partition cross: their delivered rates
-    /// summed, its payload capacity, how many of them cross it, and their
-    /// line rates summed (what they could offer it).
+    /// summed, its payload capacity, how many of them cross it, their line
+    /// rates summed (what they could offer it), the acknowledgements their
+    /// delivered rates send back over the link's other direction, and the
+    /// link it is a direction of.
     struct MeasuredPort
     {
         double load = 0;
         double capacity = 0;
         size_t crossing = 0;
         double lines = 0;
+        double acks = 0;
+        uint32_t link = 0;
         /// The flows fill it: their load reaches its capacity to theta.
         bool Full(double theta) const
         {

@@ -227,39 +227,18 @@ WormholeSimulatorImpl::WorkConserving(const std::vector<std::pair<uint32_t, doub
     // by their additive increase towards ports they had not filled yet,
     // were credited their climb: one ended 7.3% early, beyond anything its
     // reference's reruns did (docs/fast-forward.md, rule 3).
-    struct Port
-    {
-        double data = 0;
-        double ownAcks = 0; ///< acknowledgements of the flows whose data leaves here
-        uint32_t link = 0;
-        uint32_t flows = 0;
-        double capacity = 0;
-    };
+    const auto ports = DataPortLoads(rates);
     struct Cable
     {
-        double acks = 0;    ///< acknowledgements of every flow whose data crosses it
-        uint32_t flows = 0; ///< flows whose data crosses it, either way
+        double acks = 0;  ///< acknowledgements of every flow whose data crosses it
+        size_t flows = 0; ///< flows whose data crosses it, either way
     };
-    std::unordered_map<uint64_t, Port> ports;
     std::unordered_map<uint32_t, Cable> cables;
-    for (const auto& [flow, rate] : rates)
+    for (const auto& [key, port] : ports)
     {
-        const FlowState& fs = m_flows.at(flow);
-        for (size_t h = 0; h < fs.dataPorts.size(); ++h)
-        {
-            Port& port = ports[fs.dataPorts[h].first];
-            if (port.flows++ == 0)
-            {
-                double line = 0;
-                port.link = fs.links[h];
-                FlowSeam::creditor->GetLinkCapacity(port.link, line, port.capacity);
-            }
-            port.data += rate;
-            port.ownAcks += rate * fs.ackRatio;
-            Cable& cable = cables[fs.links[h]];
-            cable.acks += rate * fs.ackRatio;
-            ++cable.flows;
-        }
+        Cable& cable = cables[port.link];
+        cable.acks += port.acks;
+        cable.flows += port.crossing;
     }
     for (const auto& [flow, rate] : rates)
     {
@@ -287,9 +266,9 @@ WormholeSimulatorImpl::WorkConserving(const std::vector<std::pair<uint32_t, doub
         bool bottlenecked = false;
         for (const auto& [key, lineBps] : fs.dataPorts)
         {
-            const Port& port = ports.at(key);
+            const MeasuredPort& port = ports.at(key);
             const Cable& cable = cables.at(port.link);
-            const double load = port.data + cable.acks - port.ownAcks;
+            const double load = port.load + cable.acks - port.acks; // the other direction's acknowledgements
             const bool shared = cable.flows > 1;
             if (load >= (1 - m_theta) * port.capacity && (shared || port.capacity < (1 - 0.2 * m_theta) * own))
             {
