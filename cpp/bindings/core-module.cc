@@ -213,7 +213,10 @@ PYBIND11_MODULE(_core, m)
                 const size_t n = r.fcg.vertexLabel.size(); // a record has a value per flow
                 r.bytes.assign(n, 0.0);
                 r.rate.assign(n, 0.0);
-                r.cc.assign(n, {});
+                for (size_t v = 0; v < n; ++v)
+                {
+                    r.cc.Append(0);
+                }
                 store.Insert(std::move(r));
             }
             std::vector<std::vector<std::pair<uint32_t, std::vector<uint32_t>>>> out;

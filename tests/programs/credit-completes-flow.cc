@@ -63,7 +63,7 @@ class OneLinkModel : public wormhole::FlowCreditor
         return {kRateBps};
     }
 
-    void RestoreFlowState(uint32_t, const std::vector<double>&) override
+    void RestoreFlowState(uint32_t, std::span<const double>) override
     {
     }
 

@@ -133,7 +133,7 @@ RdmaNetwork::SaveFlowState(uint32_t flowId) const
 }
 
 void
-RdmaNetwork::RestoreFlowState(uint32_t flowId, const std::vector<double>& state)
+RdmaNetwork::RestoreFlowState(uint32_t flowId, std::span<const double> state)
 {
     const RdmaQueuePair& qp = FlowById(flowId);
     if (qp.cc && !qp.IsFinished())

@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <span>
 #include <vector>
 
 namespace ns3
@@ -174,7 +175,7 @@ class RdmaNetwork : public Object, public wormhole::FlowCreditor
     bool GetLineRatePeriod(uint32_t flowId, uint64_t& periodNs, uint64_t& payloadBytes) const override;
     /// Wormhole kernel: the flow's congestion-control state, saved and restored.
     std::vector<double> SaveFlowState(uint32_t flowId) const override;
-    void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) override;
+    void RestoreFlowState(uint32_t flowId, std::span<const double> state) override;
     void GetPathBacklog(uint32_t flowId, std::vector<std::pair<uint64_t, uint64_t>>& hops) const override;
     uint64_t GetPortBacklog(uint64_t portKey) const override;
     void AddBacklog(uint64_t portKey,

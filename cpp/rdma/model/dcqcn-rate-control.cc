@@ -238,7 +238,7 @@ DcqcnRateControl::SaveState() const
 }
 
 void
-DcqcnRateControl::RestoreState(const std::vector<double>& state)
+DcqcnRateControl::RestoreState(std::span<const double> state)
 {
     if (state.size() != 6 && state.size() != 7)
     {

@@ -28,7 +28,7 @@ class DcqcnRateControl : public RdmaCongestionControl
     void Skipped(int64_t dtSteps) override;
     /// {rate, target, alpha, stage, started, increase timer pending}
     std::vector<double> SaveState() const override;
-    void RestoreState(const std::vector<double>& state) override;
+    void RestoreState(std::span<const double> state) override;
 
     double GetAlpha() const;
     double GetTargetRate() const;

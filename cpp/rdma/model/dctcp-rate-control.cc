@@ -148,7 +148,7 @@ DctcpRateControl::SaveState() const
 }
 
 void
-DctcpRateControl::RestoreState(const std::vector<double>& state)
+DctcpRateControl::RestoreState(std::span<const double> state)
 {
     if (state.size() != 2)
     {

@@ -29,7 +29,7 @@ class DctcpRateControl : public RdmaCongestionControl
     }
     /// {rate, alpha}
     std::vector<double> SaveState() const override;
-    void RestoreState(const std::vector<double>& state) override;
+    void RestoreState(std::span<const double> state) override;
 
     double GetAlpha() const;
 

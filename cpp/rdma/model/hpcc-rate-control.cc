@@ -236,7 +236,7 @@ HpccRateControl::SaveState() const
 }
 
 void
-HpccRateControl::RestoreState(const std::vector<double>& state)
+HpccRateControl::RestoreState(std::span<const double> state)
 {
     if (state.size() != 4)
     {

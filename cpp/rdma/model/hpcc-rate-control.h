@@ -29,7 +29,7 @@ class HpccRateControl : public RdmaCongestionControl
     double GetTargetUtilisation() const override;
     /// {rate, reference rate, max U, stage}
     std::vector<double> SaveState() const override;
-    void RestoreState(const std::vector<double>& state) override;
+    void RestoreState(std::span<const double> state) override;
 
     /// The normalised in-flight estimate of the most loaded hop.
     double GetUtilisation() const;

@@ -141,7 +141,7 @@ RdmaCongestionControl::SaveState() const
 }
 
 void
-RdmaCongestionControl::RestoreState(const std::vector<double>& state)
+RdmaCongestionControl::RestoreState(std::span<const double> state)
 {
     if (!state.empty() && state[0] > 0)
     {

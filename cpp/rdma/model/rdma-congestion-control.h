@@ -16,6 +16,7 @@
 #include "ns3/object.h"
 #include "ns3/simulator.h"
 
+#include <span>
 #include <vector>
 
 namespace ns3
@@ -75,7 +76,7 @@ class RdmaCongestionControl : public Object
     virtual std::vector<double> SaveState() const;
     /// Put back a state SaveState() gave (possibly from another flow of an
     /// isomorphic pattern); timers keep or take up their period from now.
-    virtual void RestoreState(const std::vector<double>& state);
+    virtual void RestoreState(std::span<const double> state);
 
   protected:
     void DoDispose() override;

@@ -154,7 +154,7 @@ TimelyRateControl::SaveState() const
 }
 
 void
-TimelyRateControl::RestoreState(const std::vector<double>& state)
+TimelyRateControl::RestoreState(std::span<const double> state)
 {
     if (state.size() != 4)
     {

@@ -26,7 +26,7 @@ class TimelyRateControl : public RdmaCongestionControl
     uint32_t GetTelemetryBytes() const override;
     /// {rate, last RTT (s), RTT difference EWMA (s), stage}
     std::vector<double> SaveState() const override;
-    void RestoreState(const std::vector<double>& state) override;
+    void RestoreState(std::span<const double> state) override;
 
     /// The latest RTT sample, seconds (0 before the first).
     double GetLastRtt() const;

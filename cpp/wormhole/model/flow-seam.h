@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <span>
 #include <vector>
 
 namespace ns3
@@ -178,7 +179,7 @@ class FlowCreditor
     /// The flow's congestion-control state as numbers, and putting such a
     /// state back (memoized transients restore what they converged to).
     virtual std::vector<double> SaveFlowState(uint32_t flowId) const = 0;
-    virtual void RestoreFlowState(uint32_t flowId, const std::vector<double>& state) = 0;
+    virtual void RestoreFlowState(uint32_t flowId, std::span<const double> state) = 0;
     /// Bytes queued at the egress port behind each hop of the flow's data
     /// path, as (port key, bytes): the key names the port, so flows that
     /// share it report the same key (0 bytes where a hop has no queue).

@@ -44,7 +44,7 @@ constexpr uint32_t kMaxVertices = 1u << 16;
 /// A flow's CC state is finite and its queues physical (a record's end, or
 /// a checkpoint of its course).
 bool
-FiniteState(const std::vector<double>& cc, const std::vector<double>& backlog, double maxBytes)
+FiniteState(std::span<const double> cc, std::span<const double> backlog, double maxBytes)
 {
     return std::all_of(cc.begin(), cc.end(), [](double x) { return std::isfinite(x) && std::abs(x) <= 1e18; }) &&
            std::all_of(backlog.begin(), backlog.end(), [maxBytes](double x) {
@@ -160,8 +160,13 @@ MemoStore::Answer(const FlowConflictGraph& g,
 void
 MemoStore::Insert(MemoRecord record)
 {
-    m_new.push_back(Serialize(record));
-    m_byHash[record.fcg.Hash()].push_back(std::move(record));
+    // Serialized only when taken: a run without a database never takes
+    // them, and each serialized copy was as large as its record (a MoE
+    // step's store then held every record twice, docs/memo.md).
+    const uint64_t hash = record.fcg.Hash();
+    std::vector<MemoRecord>& records = m_byHash[hash];
+    m_new.emplace_back(hash, records.size());
+    records.push_back(std::move(record));
     ++m_size;
 }
 
@@ -169,7 +174,12 @@ std::vector<std::string>
 MemoStore::TakeNew()
 {
     std::vector<std::string> out;
-    out.swap(m_new);
+    out.reserve(m_new.size());
+    for (const auto& [hash, index] : m_new)
+    {
+        out.push_back(Serialize(m_byHash.at(hash)[index]));
+    }
+    m_new.clear();
     return out;
 }
 
@@ -336,30 +346,20 @@ MemoStore::Serialize(const MemoRecord& r)
     Put(out, r.transientEvents);
     Put(out, r.occurrence);
     Put(out, r.spread);
-    for (uint32_t v = 0; v < n; ++v)
-    {
-        Put(out, r.bytes[v]);
-        Put(out, r.rate[v]);
-        Put(out, static_cast<uint32_t>(r.cc[v].size()));
-        for (double x : r.cc[v])
-        {
-            Put(out, x);
-        }
-        const std::vector<double> none;
-        const auto& backlog = v < r.backlog.size() ? r.backlog[v] : none;
-        Put(out, static_cast<uint32_t>(backlog.size()));
-        for (double x : backlog)
-        {
-            Put(out, x);
-        }
-    }
-    auto putList = [&out](const std::vector<double>& xs) {
+    auto putList = [&out](std::span<const double> xs) {
         Put(out, static_cast<uint32_t>(xs.size()));
         for (double x : xs)
         {
             Put(out, x);
         }
     };
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        Put(out, r.bytes[v]);
+        Put(out, r.rate[v]);
+        putList(v < r.cc.size() ? r.cc[v] : std::span<const double>{});
+        putList(v < r.backlog.size() ? r.backlog[v] : std::span<const double>{});
+    }
     const MemoCourse none;
     const MemoCourse& course = r.course ? *r.course : none;
     Put(out, static_cast<uint32_t>(course.size()));
@@ -417,55 +417,33 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
     {
         return false;
     }
-    r.bytes.resize(n);
-    r.rate.resize(n);
-    r.cc.resize(n);
-    r.backlog.resize(n);
-    for (uint32_t v = 0; v < n; ++v)
-    {
-        uint32_t k = 0;
-        if (!Get(in, pos, r.bytes[v]) || !Get(in, pos, r.rate[v]) || !Get(in, pos, k) || k > 64)
-        {
-            return false;
-        }
-        r.cc[v].resize(k);
-        for (double& x : r.cc[v])
-        {
-            if (!Get(in, pos, x))
-            {
-                return false;
-            }
-        }
-        uint32_t hops = 0;
-        if (!Get(in, pos, hops) || hops > 64)
-        {
-            return false;
-        }
-        r.backlog[v].resize(hops);
-        for (double& x : r.backlog[v])
-        {
-            if (!Get(in, pos, x) || !(x >= 0))
-            {
-                return false;
-            }
-        }
-    }
-    auto getList = [&](std::vector<double>& xs) {
+    // A list of at most 64 numbers, appended as a row.
+    auto getList = [&](RaggedRows& rows, bool nonNegative) {
         uint32_t k = 0;
         if (!Get(in, pos, k) || k > 64)
         {
             return false;
         }
-        xs.resize(k);
-        for (double& x : xs)
+        for (double& x : rows.Append(k))
         {
-            if (!Get(in, pos, x))
+            if (!Get(in, pos, x) || (nonNegative && !(x >= 0)))
             {
                 return false;
             }
         }
         return true;
     };
+    r.bytes.resize(n);
+    r.rate.resize(n);
+    for (uint32_t v = 0; v < n; ++v)
+    {
+        if (!Get(in, pos, r.bytes[v]) || !Get(in, pos, r.rate[v]) || !getList(r.cc, false) || !getList(r.backlog, true))
+        {
+            return false;
+        }
+    }
+    r.cc.ShrinkToFit();
+    r.backlog.ShrinkToFit();
     uint32_t checkpoints = 0;
     if (!Get(in, pos, checkpoints) || checkpoints > kMaxCheckpoints)
     {
@@ -476,20 +454,20 @@ MemoStore::Deserialize(const std::string& in, MemoRecord& r)
     {
         c.bytes.resize(n);
         c.inFlight.resize(n);
-        c.cc.resize(n);
-        c.backlog.resize(n);
         if (!Get(in, pos, c.atNs))
         {
             return false;
         }
         for (uint32_t v = 0; v < n; ++v)
         {
-            if (!Get(in, pos, c.bytes[v]) || !Get(in, pos, c.inFlight[v]) || !getList(c.cc[v]) ||
-                !getList(c.backlog[v]))
+            if (!Get(in, pos, c.bytes[v]) || !Get(in, pos, c.inFlight[v]) || !getList(c.cc, false) ||
+                !getList(c.backlog, false))
             {
                 return false;
             }
         }
+        c.cc.ShrinkToFit();
+        c.backlog.ShrinkToFit();
     }
     r.course = std::move(course);
     return pos == in.size();

@@ -11,11 +11,14 @@
 #ifndef NS3_WORMHOLE_MEMO_STORE_H
 #define NS3_WORMHOLE_MEMO_STORE_H
 
+#include "ragged-rows.h"
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace ns3
@@ -55,8 +58,8 @@ struct MemoCheckpoint
     int64_t atNs = 0;                     ///< since the pattern formed
     std::vector<double> bytes;            ///< payload each flow delivered since then
     std::vector<double> inFlight;         ///< bytes each flow had sent but not had acknowledged
-    std::vector<std::vector<double>> cc;  ///< congestion-control state of each flow
-    std::vector<std::vector<double>> backlog; ///< bytes queued behind each hop of each flow's path
+    RaggedRows cc;                        ///< congestion-control state of each flow
+    RaggedRows backlog;                   ///< bytes queued behind each hop of each flow's path
 };
 
 /// Checkpoints through a transient, from its formation (atNs = 0) to its end
@@ -81,10 +84,10 @@ struct MemoRecord
     double spread = 0;                     ///< largest steady-window spread at its end
     std::vector<double> bytes;             ///< payload each flow delivered during it
     std::vector<double> rate;              ///< converged rate (bps) of each flow
-    std::vector<std::vector<double>> cc;   ///< congestion-control state of each flow at its end
+    RaggedRows cc;                         ///< congestion-control state of each flow at its end
     /// Bytes queued at its end behind each hop of each flow's data path
     /// (a port shared by flows appears under each of them).
-    std::vector<std::vector<double>> backlog;
+    RaggedRows backlog;
     /// The transient's course (shared: a hit keeps it while its skip runs).
     std::shared_ptr<const MemoCourse> course;
 };
@@ -101,7 +104,7 @@ class MemoStore
     /// different sizes; each match costs an isomorphism search, so stop early).
     void Visit(const FlowConflictGraph& g,
                const std::function<bool(const MemoRecord&, const std::vector<uint32_t>&)>& visit) const;
-    /// Stores a record (kept in memory and queued as new for Take()).
+    /// Stores a record (kept in memory and noted as new for TakeNew()).
     void Insert(MemoRecord record);
     /// Records inserted since the last call, serialized (for persistence).
     std::vector<std::string> TakeNew();
@@ -139,7 +142,7 @@ class MemoStore
 
   private:
     std::unordered_map<uint64_t, std::vector<MemoRecord>> m_byHash;
-    std::vector<std::string> m_new;
+    std::vector<std::pair<uint64_t, size_t>> m_new; ///< (hash, place among its records) of each record not yet taken
     size_t m_size = 0;
 
     /// Isomorphism answers already found. The search is deterministic, so a

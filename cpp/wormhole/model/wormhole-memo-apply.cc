@@ -404,10 +404,10 @@ WormholeSimulatorImpl::ApplyMemoHit(uint32_t partition,
     }
     if (restoreState)
     {
-        std::vector<std::vector<double>> states;
+        wormhole::RaggedRows states;
         for (uint32_t i = 0; i < flows.size(); ++i)
         {
-            states.push_back(at ? at->cc[map[i]] : rec.cc[map[i]]);
+            states.Append(at ? at->cc[map[i]] : rec.cc[map[i]]);
         }
         RestoreAtSkipEnd(partition, m_currentTs + static_cast<uint64_t>(skip), flows, std::move(states));
     }
@@ -590,7 +590,7 @@ void
 WormholeSimulatorImpl::RestoreAtSkipEnd(uint32_t partition,
                                         uint64_t at,
                                         std::vector<uint32_t> flows,
-                                        std::vector<std::vector<double>> states)
+                                        wormhole::RaggedRows states)
 {
     // Scheduled for the skip's end under the uid of the event the hit was
     // made in: that event has run, so the key is free, and it sorts before
@@ -644,7 +644,7 @@ WormholeSimulatorImpl::CheckpointAt(const wormhole::MemoCourse& course, int64_t 
 
 std::vector<double>
 WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
-                                      const std::vector<std::vector<double>>& backlog,
+                                      const wormhole::RaggedRows& backlog,
                                       const std::vector<double>& rate,
                                       const std::vector<uint32_t>& map,
                                       int64_t skip)
@@ -666,7 +666,7 @@ WormholeSimulatorImpl::RestoreBacklog(const std::vector<uint32_t>& flows,
     for (uint32_t i = 0; i < flows.size(); ++i)
     {
         FlowSeam::creditor->GetPathBacklog(flows[i], hops);
-        const std::vector<double>& stored = backlog[map[i]];
+        const std::span<const double> stored = backlog[map[i]];
         for (size_t h = 0; h < hops.size(); ++h)
         {
             const auto [port, now] = hops[h];

@@ -69,43 +69,46 @@ WormholeSimulatorImpl::MemoSnapshot(uint32_t partition) const
     const size_t n = st.fcgFlows.size();
     c.bytes.reserve(n);
     c.inFlight.reserve(n);
-    c.cc.reserve(n);
-    c.backlog.resize(n);
     for (uint32_t i = 0; i < n; ++i)
     {
         const FlowState& fs = m_flows.at(st.fcgFlows[i]);
         c.bytes.push_back(std::max(0.0, static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
                                             st.deliveredAtFormation[i]));
         c.inFlight.push_back(static_cast<double>(FlowSeam::creditor->GetFlowInFlight(st.fcgFlows[i])));
-        c.cc.push_back(FlowSeam::creditor->SaveFlowState(st.fcgFlows[i]));
-        DataPathBacklog(st.fcgFlows[i], fs, c.backlog[i]);
+        c.cc.Append(FlowSeam::creditor->SaveFlowState(st.fcgFlows[i]));
+        DataPathBacklog(st.fcgFlows[i], fs, c.backlog);
     }
+    // Up to 2K checkpoints of a pending pattern are held, and a stored
+    // record's for the rest of the run: no slack.
+    c.cc.ShrinkToFit();
+    c.backlog.ShrinkToFit();
     return c;
 }
 
 void
-WormholeSimulatorImpl::DataPathBacklog(uint32_t flowId, const FlowState& fs, std::vector<double>& backlog) const
+WormholeSimulatorImpl::DataPathBacklog(uint32_t flowId, const FlowState& fs, wormhole::RaggedRows& into) const
 {
     // A checkpoint is taken at acknowledgements all through a pattern's
     // transient, whether or not it is ever stored: reading the ports named
     // at the flow's start by key spares walking its route again each time
     // (the route is the same until FlowRerouted names it anew). Host NIC
     // hops have no switch queue.
-    backlog.clear();
     if (fs.dataPortsWhole)
     {
-        backlog.reserve(fs.dataPorts.size());
+        std::span<double> backlog = into.Append(fs.dataPorts.size());
+        size_t h = 0;
         for (const auto& [key, line] : fs.dataPorts)
         {
-            backlog.push_back(key & FlowState::kNicPortBit ? 0.0 : static_cast<double>(FlowSeam::creditor->GetPortBacklog(key)));
+            backlog[h++] = key & FlowState::kNicPortBit ? 0.0 : static_cast<double>(FlowSeam::creditor->GetPortBacklog(key));
         }
         return;
     }
     std::vector<std::pair<uint64_t, uint64_t>> hops;
     FlowSeam::creditor->GetPathBacklog(flowId, hops);
-    for (const auto& [port, bytes] : hops)
+    std::span<double> backlog = into.Append(hops.size());
+    for (size_t h = 0; h < hops.size(); ++h)
     {
-        backlog.push_back(static_cast<double>(bytes));
+        backlog[h] = static_cast<double>(hops[h].second);
     }
 }
 
@@ -201,14 +204,16 @@ WormholeSimulatorImpl::MemoRecord(uint32_t partition,
         r.bytes.push_back(static_cast<double>(fs.acked) + static_cast<double>(fs.credited) -
                           st.deliveredAtFormation[i]);
         r.rate.push_back(rateOf(i, f, fs));
-        r.cc.push_back(FlowSeam::creditor->SaveFlowState(f));
+        r.cc.Append(FlowSeam::creditor->SaveFlowState(f));
         // A window too short to measure has an infinite spread: not flat.
         // Stored as the largest spread a store loads (MemoStore::Plausible),
         // it means the same and the record is not dropped as corrupt when a
         // later run loads it (HPCC on 50 us links wrote three such).
         r.spread = std::max(r.spread, std::min(SpreadSinceAnchor(fs), 1e3));
-        DataPathBacklog(f, fs, r.backlog.emplace_back());
+        DataPathBacklog(f, fs, r.backlog);
     }
+    r.cc.ShrinkToFit();
+    r.backlog.ShrinkToFit();
     // The course ends in the record's end state.
     wormhole::MemoCheckpoint end;
     end.atNs = r.transientNs;

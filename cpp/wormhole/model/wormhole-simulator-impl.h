@@ -743,7 +743,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// vertex, shared by `rate`) from now + skip; returns the bytes each
     /// flow is credited for them.
     std::vector<double> RestoreBacklog(const std::vector<uint32_t>& flows,
-                                       const std::vector<std::vector<double>>& backlog,
+                                       const wormhole::RaggedRows& backlog,
                                        const std::vector<double>& rate,
                                        const std::vector<uint32_t>& map,
                                        int64_t skip);
@@ -756,7 +756,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void MemoTrace(uint32_t flowId);
     /// Bytes queued behind each of the flow's data hops, in path order (what
     /// GetPathBacklog reports), into `backlog`.
-    void DataPathBacklog(uint32_t flowId, const FlowState& fs, std::vector<double>& backlog) const;
+    void DataPathBacklog(uint32_t flowId, const FlowState& fs, wormhole::RaggedRows& into) const;
     /// Puts the flows' CC states in place when the partition's skip ends,
     /// first among its events there: until then the flows keep the state
     /// they had at the hit (frozen with their timers), so a skip cut short
@@ -764,7 +764,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     void RestoreAtSkipEnd(uint32_t partition,
                           uint64_t at,
                           std::vector<uint32_t> flows,
-                          std::vector<std::vector<double>> states);
+                          wormhole::RaggedRows states);
     /// Puts the queues of checkpoint `at` back on the flows' ports from
     /// now + skip (shared by `rate`, per record vertex) and waives at each
     /// port what its flows hold in flight (`inFlight`, per flow) beyond
