@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ns3wormhole import run, scenarios
-from ns3wormhole.accuracy_matrix import Case, Outcome, reference, staggered
+from ns3wormhole.accuracy_matrix import Case, Outcome, failed_checks, reference, staggered
 from ns3wormhole.compare import ErrorSummary, PairedBias, compare_flows, fct_errors, signed_errors, workload_fct_errors
 from ns3wormhole.fabric import FabricConfig
 from ns3wormhole.flows import FlowSet, incast
@@ -83,18 +83,14 @@ def judge(ref, worm: run.RunResult, wormhole) -> tuple[list[str], object]:
     """Every way ``worm`` (and Wormhole's runs of the reference's draws, made
     by ``wormhole``) fails the judgement of a chaotic reference: the 99%
     prediction bound of each metric, and the bias of makespan and mean FCT."""
-    mean, mx, span = ref.bounds(TARGETS)
+    bounds = ref.bounds(TARGETS)
     err = ErrorSummary.of(fct_errors(ref.run.network, worm))
     distance = ref.distance(Outcome(worm))
     mk = ref.makespan_error(Outcome(worm))
     own = abs(worm.makespan_ns - ref.run.network.makespan_ns) / ref.run.network.makespan_ns
-    failed = [name for name, x, bound in (("mean", distance[0], mean), ("max", distance[1], mx)) if x > bound]
-    if own > TARGETS[2] and mk > span:  # neither within the target of the reference's run nor drawn like it
-        failed.append("makespan")
     bias = ref.bias(wormhole, Outcome(worm))
-    if bias is not None:
-        failed += [name for name, b in zip(("makespan bias", "mean FCT bias"), bias) if not b.ok]
-    return failed, (err, distance, mk, (mean, mx, span), bias)
+    failed = failed_checks(distance, own, mk, bounds, bias or ())
+    return failed, (err, distance, mk, bounds, bias)
 
 
 @pytest.mark.parametrize(("name", "size", "min_event_ratio"), ACCURACY)

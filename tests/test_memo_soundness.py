@@ -330,16 +330,14 @@ def judge_dcqcn_waves(case, count, cfg=None):
     worm = wormhole(case, fabric)
     bias_span, bias_fct = ref.bias(wormhole, worm, margins=(am.BOUND_MAKESPAN, MEAN_FCT))
     _, span = worm.errors_against(ref.run)
-    mean, worst, span_bound = ref.bounds()
-    distance = ref.distance(worm)
-    assert distance[0] <= mean and distance[1] <= worst, (distance, mean, worst)
-    assert span <= am.BOUND_MAKESPAN or ref.makespan_error(worm) <= span_bound, (span, span_bound)
+    distance, bounds = ref.distance(worm), ref.bounds()
+    failed = am.failed_checks(distance, span, ref.makespan_error(worm), bounds, (bias_span, bias_fct))
+    assert not failed, (failed, distance, span, bounds, bias_span, bias_fct)
     # the run and each perturbation of the sample, against the default
     # kernel's run of the same
     _, fct = compare.signed_errors([ref.run.network] + [d.run.network for d in ref.sample],
                                    [r.network for r in runs])
     assert np.all(np.abs(fct) <= MEAN_FCT), fct
-    assert bias_span.ok and bias_fct.ok, (bias_span, bias_fct)
     stats = worm.network.stats
     # every wave after the first two occurrences (memo_confirmations = 2
     # under probabilistic marking) is decided by the memo: replayed if the

@@ -454,15 +454,25 @@ class CellResult:
                              (self.bias_makespan, self.bias_fct))
 
 
+def failed_checks(distance: tuple[float, float], makespan: float, makespan_off: float,
+                  bounds: tuple[float, float, float], bias: tuple[PairedBias | None, ...] = ()) -> list[str]:
+    """Every check of the judgement of one run (``Reference.distance``,
+    ``makespan_error``, ``bounds``, ``bias``) that it fails: per-flow
+    distance within its bounds (mean, max); the makespan within the target
+    of the reference's own run, or within the prediction bound of its
+    sample's mean; and each bias check (makespan, mean FCT)."""
+    mean, mx, span = bounds
+    failed = [name for name, x, bound in (("mean", distance[0], mean), ("max", distance[1], mx)) if x > bound]
+    if makespan > BOUND_MAKESPAN and makespan_off > span:
+        failed.append("makespan")
+    failed += [name for name, b in zip(("makespan bias", "mean FCT bias"), bias) if b is not None and not b.ok]
+    return failed
+
+
 def within_bounds(distance: tuple[float, float], makespan: float, makespan_off: float,
                   bounds: tuple[float, float, float], bias: tuple[PairedBias | None, ...] = ()) -> bool:
-    """The judgement of one run (``Reference.distance``, ``makespan_error``,
-    ``bounds``, ``bias``): per-flow distance within its bounds; the makespan
-    within the target of the reference's own run, or within the prediction
-    bound of its sample's mean; and no bias check failed."""
-    mean, mx, span = bounds
-    in_span = makespan <= BOUND_MAKESPAN or makespan_off <= span
-    return distance[0] <= mean and distance[1] <= mx and in_span and all(b is None or b.ok for b in bias)
+    """The run passes every check of ``failed_checks``."""
+    return not failed_checks(distance, makespan, makespan_off, bounds, bias)
 
 
 def other_delay(delay_us: int) -> int:
