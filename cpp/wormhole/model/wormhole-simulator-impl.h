@@ -307,6 +307,9 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         {
             return 2 * static_cast<uint64_t>(window.Size()) >= window.Capacity();
         }
+        /// When its last frame a transit port sent during a skip of its
+        /// partition comes due (FileTransitFrame keeps its frames in order).
+        uint64_t transitResumed = 0;
         /// When its partition's pattern last changed, what it had delivered
         /// then, and how much of its time had been skipped: the dispersion
         /// a pooled skip draws is measured over the simulated time since.
@@ -378,7 +381,6 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
         bool locked = false; ///< no new skip until the partition changes
         bool skipping = false;
         uint64_t skipEnd = 0;
-        int64_t skipShift = 0; ///< how far the running skip moved the partition's events
         /// A link its flows cross turned coupling during its memo hit: they
         /// join at the hit's end (RelinkAfterHit); no new skip until then.
         bool relinkPending = false;

@@ -465,7 +465,6 @@ WormholeSimulatorImpl::BeginSkip(uint32_t partition, int64_t skip, std::vector<s
     st.creditRates = std::move(rates); // what a skip-back takes back
     st.skipping = true;
     st.skipEnd = end;
-    st.skipShift = skip;
     ++m_activeSkips;
 }
 

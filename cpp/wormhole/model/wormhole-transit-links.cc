@@ -86,7 +86,21 @@ WormholeSimulatorImpl::FileTransitFrame(Scheduler::Event& ev)
     MeetLink(home);
     if (m_activeSkips > 0 && partition != PartitionTracker::kNone && IsSkipping(partition))
     {
-        ev.key.m_ts += static_cast<uint64_t>(StateOf(partition).skipShift);
+        // The frame moves on now, in the middle of its partition's skip, by
+        // an event of the transit port it waited at (no event of a skipping
+        // partition runs before the skip's end). It was frozen from here, so
+        // its next step comes as long after the skip's end as it is due
+        // after now. Moved by the whole skip instead, a frame that had waited
+        // at a transit port until halfway through the skip reached its
+        // receiver after the frames its flow sent behind it, frozen on the
+        // flow's own links: the receiver saw a gap, and the flow went back N
+        // (docs/coupling.md, "Transit links"). Frames the port sends one
+        // after another all come due just after the skip's end, a frame's
+        // transmission time apart at most: each comes after the one before
+        // it, so that the flow's frames keep their order.
+        FlowState& fs = it->second;
+        ev.key.m_ts = std::max(ev.key.m_ts + (StateOf(partition).skipEnd - m_currentTs), fs.transitResumed + 1);
+        fs.transitResumed = ev.key.m_ts;
         m_shifted[ev.key.m_uid] = ev.key.m_ts;
     }
     ++m_stats.transitFramesFiled;
