@@ -84,13 +84,12 @@ def judge(ref, worm: run.RunResult, wormhole) -> tuple[list[str], object]:
     by ``wormhole``) fails the judgement of a chaotic reference: the 99%
     prediction bound of each metric, and the bias of makespan and mean FCT."""
     bounds = ref.bounds(TARGETS)
-    err = ErrorSummary.of(fct_errors(ref.run.network, worm))
+    errors, own = Outcome(worm).errors_against(ref.run)
     distance = ref.distance(Outcome(worm))
     mk = ref.makespan_error(Outcome(worm))
-    own = abs(worm.makespan_ns - ref.run.network.makespan_ns) / ref.run.network.makespan_ns
     bias = ref.bias(wormhole, Outcome(worm))
     failed = failed_checks(distance, own, mk, bounds, bias or ())
-    return failed, (err, distance, mk, bounds, bias)
+    return failed, (ErrorSummary.of(errors), distance, mk, bounds, bias)
 
 
 @pytest.mark.parametrize(("name", "size", "min_event_ratio"), ACCURACY)

@@ -75,9 +75,6 @@ def test_what_a_hit_leaves_in_flight_drains_at_the_line_rate_not_at_hpccs_target
     within(base, worm, mean=0.005, worst=0.01, makespan=0.005)
 
 
-# ---------------------------------------------------- what a key holds
-
-
 @pytest.mark.xfail(strict=True, reason="open: every hit of this pattern ends the incast 22% early and its "
                                         "neighbours 16% late (docs/memo.md, 'Open: an incast that holds its "
                                         "neighbours back')")
@@ -86,10 +83,11 @@ def test_an_incast_beside_flows_it_holds_back_is_replayed_within_bounds():
     beside two 2 MB flows from the same leaf to two other hosts of leaf 1,
     all through one 400G uplink; DCQCN with step marking, so the reference is
     deterministic. In the reference the neighbours average 73 Gb/s and the
-    incast 75 (its four flows together; no PFC pause is sent). Memo off, Wormhole is exact; every wave it takes
-    from the memo (waves 2-6, deferred hits) ends with the incast's flows
-    22.3% early and their neighbours 15.8% late, on 2026-12-08's kernel and
-    on 5d89953's alike. Strict: it fails the day that is fixed."""
+    incast 75 (its four flows together; no PFC pause is sent). Memo off,
+    Wormhole is exact; every wave it takes from the memo (waves 2-6, deferred
+    hits) ends with the incast's flows 22.3% early and their neighbours 15.8%
+    late, on 2026-12-08's kernel and on 5d89953's alike. Strict: it fails the
+    day that is fixed."""
     topo = topology.leaf_spine(2, 1, 8, "100Gbps", "400Gbps", "1us")
     gap = 3_000_000
     incasts = [incast([0, 1, 2, 3], 8, 2_000_000, start_ns=k * gap) for k in range(6)]
@@ -99,6 +97,9 @@ def test_an_incast_beside_flows_it_holds_back_is_replayed_within_bounds():
     worm = run.run_flows(topo, flows, STEP, kernel="wormhole")
     assert worm.stats["memo_hits"] >= 1
     within(base, worm)
+
+
+# ---------------------------------------------------- what a key holds
 
 
 def incast_run(delay_us, senders, receiver, db, n_waves=1):

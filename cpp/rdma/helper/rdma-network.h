@@ -22,9 +22,9 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
-#include <span>
 #include <vector>
 
 namespace ns3

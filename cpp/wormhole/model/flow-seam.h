@@ -8,8 +8,8 @@
 #define NS3_WORMHOLE_FLOW_SEAM_H
 
 #include <cstdint>
-#include <utility>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace ns3

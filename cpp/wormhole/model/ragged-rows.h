@@ -22,11 +22,6 @@ class RaggedRows
         return m_end.size();
     }
 
-    bool empty() const
-    {
-        return m_end.empty();
-    }
-
     std::span<const double> operator[](size_t row) const
     {
         const uint32_t begin = row == 0 ? 0 : m_end[row - 1];
@@ -47,12 +42,6 @@ class RaggedRows
     {
         m_values.insert(m_values.end(), row.begin(), row.end());
         m_end.push_back(static_cast<uint32_t>(m_values.size()));
-    }
-
-    void Reserve(size_t rows, size_t values)
-    {
-        m_end.reserve(rows);
-        m_values.reserve(values);
     }
 
     /// Gives back what appending reserved beyond the rows (a record is kept

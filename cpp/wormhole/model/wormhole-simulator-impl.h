@@ -757,7 +757,7 @@ class WormholeSimulatorImpl : public SimulatorImpl, public wormhole::FlowListene
     /// course at most every courseStep (docs/memo.md).
     void MemoTrace(uint32_t flowId);
     /// Bytes queued behind each of the flow's data hops, in path order (what
-    /// GetPathBacklog reports), into `backlog`.
+    /// GetPathBacklog reports), appended as a row of `into`.
     void DataPathBacklog(uint32_t flowId, const FlowState& fs, wormhole::RaggedRows& into) const;
     /// Puts the flows' CC states in place when the partition's skip ends,
     /// first among its events there: until then the flows keep the state
